@@ -1,0 +1,221 @@
+package dev.ccagent.cc.reno;
+
+import dev.ccagent.cc.AckEvent;
+import dev.ccagent.cc.CcOptions;
+import dev.ccagent.cc.CcSnapshot;
+import dev.ccagent.cc.CongestionController;
+import dev.ccagent.cc.CongestionMode;
+import dev.ccagent.cc.LossEvent;
+import dev.ccagent.cc.pacing.Pacer;
+
+/**
+ * The common frame of loss-based window algorithms (RFC 9002 §7, Appendix B): slow start,
+ * recovery periods, persistent congestion, application-limited handling and pacing at
+ * {@code gain × cwnd / smoothed RTT}. Subclasses decide how the window grows in congestion
+ * avoidance and how far it shrinks on a congestion event.
+ */
+public abstract class WindowedController implements CongestionController {
+
+    /** Pacing gain in slow start (Linux and quiche use 2). */
+    public static final double SLOW_START_PACING_GAIN = 2.0;
+    /** Pacing gain in congestion avoidance and recovery (quiche uses 1.25). */
+    public static final double AVOIDANCE_PACING_GAIN = 1.25;
+    /** Minimum window in packets: kMinimumWindow = 2 × max datagram size. */
+    public static final int MIN_WINDOW_PACKETS = 2;
+
+    protected final String algorithm;
+    protected final int mss;
+    protected final long initialWindow;
+    protected final long minWindow;
+    private final long initialRtt;
+    private final Pacer pacer;
+
+    protected long cwnd;
+    protected long ssthresh = Long.MAX_VALUE;
+    /** Send time at or before which packets belong to the current recovery period; MIN_VALUE: none. */
+    private long recoveryStartTime = Long.MIN_VALUE;
+    private boolean inRecovery;
+    private boolean appLimited;
+    private long bytesInFlight;
+    protected long smoothedRtt;
+    protected long minRtt;
+    private long congestionEvents;
+    private long packetsLost;
+    private long bytesAcked;
+
+    protected WindowedController(CcOptions options) {
+        this.algorithm = options.algorithm();
+        this.mss = options.mss();
+        this.initialWindow = options.initialWindowBytes();
+        this.minWindow = (long) MIN_WINDOW_PACKETS * mss;
+        this.initialRtt = options.initialRttNanos();
+        this.cwnd = initialWindow;
+        this.smoothedRtt = 0;
+        long fallback = rateFor(SLOW_START_PACING_GAIN, initialWindow, initialRtt);
+        this.pacer = options.pacing() ? new Pacer(mss, options.quantumRatio(), fallback, initialWindow) : null;
+    }
+
+    // ---- growth and reduction policy, per algorithm ----
+
+    /** Grows {@link #cwnd} in congestion avoidance for {@code ackedBytes} newly acknowledged. */
+    protected abstract void onCongestionAvoidanceAck(long ackedBytes, long ackTimeNanos);
+
+    /** Sets {@link #ssthresh} and {@link #cwnd} for a new congestion event at {@code nowNanos}. */
+    protected abstract void onCongestionEvent(long nowNanos);
+
+    /** Hook: persistent congestion collapsed the window to the minimum. */
+    protected void onPersistentCongestion(long nowNanos) {
+    }
+
+    /** Hook: growth in slow start; the default adds the acked bytes (RFC 9002 §7.3.1). */
+    protected void onSlowStartAck(long ackedBytes, long ackTimeNanos) {
+        cwnd += ackedBytes;
+    }
+
+    // ---- CongestionController ----
+
+    @Override
+    public String algorithm() {
+        return algorithm;
+    }
+
+    @Override
+    public void onPacketSent(long sentTimeNanos, long packetNumber, int bytes, long bytesInFlight,
+                             boolean ackEliciting) {
+        if (!ackEliciting) {
+            return;
+        }
+        this.bytesInFlight = bytesInFlight;
+        appLimited = false;
+        if (pacer != null) {
+            pacer.onPacketSent(sentTimeNanos, bytes);
+        }
+    }
+
+    @Override
+    public void onAck(AckEvent ack) {
+        if (ack.smoothedRttNanos > 0) {
+            smoothedRtt = ack.smoothedRttNanos;
+        }
+        if (ack.minRttNanos > 0) {
+            minRtt = ack.minRttNanos;
+        }
+        long acked = 0;
+        boolean underutilised = appLimited && ack.priorBytesInFlight < cwnd / 2;
+        for (int i = 0; i < ack.count(); i++) {
+            int bytes = ack.bytes(i);
+            acked += bytes;
+            if (ack.sentTime(i) <= recoveryStartTime) {
+                continue; // sent before the current recovery period began: no growth
+            }
+            inRecovery = false; // a packet sent during recovery was acked: the period is over
+            if (underutilised) {
+                continue;
+            }
+            if (cwnd < ssthresh) {
+                onSlowStartAck(bytes, ack.timeNanos);
+            } else {
+                onCongestionAvoidanceAck(bytes, ack.timeNanos);
+            }
+        }
+        bytesAcked += acked;
+        bytesInFlight = Math.max(0, ack.priorBytesInFlight - acked);
+        updatePacingRate();
+    }
+
+    @Override
+    public void onPacketsLost(LossEvent loss) {
+        int n = loss.count();
+        packetsLost += n;
+        bytesInFlight = Math.max(0, loss.priorBytesInFlight - loss.totalBytes());
+        if (n > 0 && loss.latestSentTime() > recoveryStartTime) {
+            congestionEvents++;
+            recoveryStartTime = loss.timeNanos;
+            inRecovery = true;
+            onCongestionEvent(loss.timeNanos);
+        }
+        if (loss.persistentCongestion) {
+            cwnd = minWindow;
+            recoveryStartTime = Long.MIN_VALUE;
+            inRecovery = false;
+            onPersistentCongestion(loss.timeNanos);
+        }
+        updatePacingRate();
+    }
+
+    @Override
+    public void onAppLimited(long timeNanos, long bytesInFlight) {
+        this.bytesInFlight = bytesInFlight;
+        appLimited = true;
+    }
+
+    @Override
+    public long congestionWindow() {
+        return cwnd;
+    }
+
+    @Override
+    public long pacingRate() {
+        return pacer != null ? pacer.rate() : currentRate();
+    }
+
+    @Override
+    public long earliestSendTime(long nowNanos, int packetBytes) {
+        return pacer != null ? pacer.earliestSendTime(nowNanos, packetBytes) : nowNanos;
+    }
+
+    public CongestionMode mode() {
+        if (inRecovery) {
+            return CongestionMode.RECOVERY;
+        }
+        return cwnd < ssthresh ? CongestionMode.SLOW_START : CongestionMode.CONGESTION_AVOIDANCE;
+    }
+
+    public boolean inRecovery() {
+        return inRecovery;
+    }
+
+    @Override
+    public CcSnapshot snapshot(CcSnapshot s) {
+        s.algorithm = algorithm;
+        s.mode = mode();
+        s.probeBwPhase = -1;
+        s.congestionWindow = cwnd;
+        s.slowStartThreshold = ssthresh;
+        s.bytesInFlight = bytesInFlight;
+        s.bandwidthEstimate = 0;
+        s.pacingRate = pacingRate();
+        s.pacingQuantum = pacer != null ? pacer.quantum() : 0;
+        s.minRttNanos = minRtt;
+        s.smoothedRttNanos = smoothedRtt;
+        s.pacingGain = pacingGain();
+        s.cwndGain = 0;
+        s.congestionEvents = congestionEvents;
+        s.packetsLost = packetsLost;
+        s.bytesAcked = bytesAcked;
+        return s;
+    }
+
+    /** Smoothed RTT, or the initial RTT before the first sample. */
+    protected long rtt() {
+        return smoothedRtt > 0 ? smoothedRtt : initialRtt;
+    }
+
+    private double pacingGain() {
+        return cwnd < ssthresh ? SLOW_START_PACING_GAIN : AVOIDANCE_PACING_GAIN;
+    }
+
+    private long currentRate() {
+        return rateFor(pacingGain(), cwnd, rtt());
+    }
+
+    private void updatePacingRate() {
+        if (pacer != null) {
+            pacer.setRate(currentRate());
+        }
+    }
+
+    private static long rateFor(double gain, long window, long rttNanos) {
+        return (long) (gain * window * 1e9 / Math.max(1, rttNanos));
+    }
+}
