@@ -2,6 +2,7 @@ package dev.ccagent.agent;
 
 import dev.ccagent.agent.config.AgentArgs;
 import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.control.Control;
 import dev.ccagent.agent.instrument.Installer;
 import dev.ccagent.agent.instrument.TargetModule;
 import dev.ccagent.agent.log.AgentLog;
@@ -20,6 +21,10 @@ import java.util.List;
  */
 public final class CcAgent {
 
+    /** System property set in a JVM where the agent runs (read by {@code ccagent list}). */
+    public static final String ATTACHED_PROPERTY = "ccagent.version";
+    public static final String VERSION = versionOf();
+
     private static ResettableClassFileTransformer transformer;
     private static Instrumentation instrumentation;
 
@@ -35,8 +40,12 @@ public final class CcAgent {
     }
 
     public static void main(String[] args) {
-        System.err.println("usage: java -javaagent:ccagent.jar=ARGS ... (the operator CLI comes with a later release)");
-        System.exit(2);
+        System.exit(dev.ccagent.agent.cli.Cli.run(args, System.out, System.err));
+    }
+
+    private static String versionOf() {
+        String v = CcAgent.class.getPackage().getImplementationVersion();
+        return v != null ? v : "dev";
     }
 
     static synchronized void start(String args, Instrumentation inst, String how) {
@@ -48,22 +57,28 @@ public final class CcAgent {
                 }
                 return;
             }
-            AgentConfig config = parsed.config();
-            AgentLog.setLevel(config.logLevel());
-            if (transformer != null) {
-                AgentRuntime.setConfig(config);
-                AgentLog.info("reconfigured on " + how + ": " + config);
-                return;
-            }
-            List<TargetModule> modules = Installer.modules(config);
-            AgentRuntime.setConfig(config);
             instrumentation = inst;
-            transformer = Installer.install(inst, modules);
-            AgentLog.info("installed on " + how + " (" + config + "); Java " + Runtime.version());
+            apply(parsed.config(), how);
+            Control.register(CcAgent::detach, CcAgent::apply);
+            System.setProperty(ATTACHED_PROPERTY, VERSION);
         } catch (Throwable t) {
             AgentRuntime.setConfig(null);
             AgentLog.error("failed to start; the application runs with its stock congestion control", t);
         }
+    }
+
+    /** Puts a validated configuration in force: installs the instrumentation once, then only swaps the config. */
+    static synchronized void apply(AgentConfig config, String how) {
+        AgentLog.setLevel(config.logLevel());
+        if (transformer != null) {
+            AgentRuntime.setConfig(config);
+            AgentLog.info("reconfigured on " + how + ": " + config);
+            return;
+        }
+        List<TargetModule> modules = Installer.modules(config);
+        AgentRuntime.setConfig(config);
+        transformer = Installer.install(instrumentation, modules);
+        AgentLog.info("installed on " + how + " (" + config + "); Java " + Runtime.version());
     }
 
     /** Stops assigning our algorithms to new connections and removes the instrumentation where the JVM allows. */

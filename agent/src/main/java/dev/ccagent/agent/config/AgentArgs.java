@@ -63,10 +63,21 @@ public final class AgentArgs {
     public static final class Result {
         private final AgentConfig config;
         private final List<String> problems;
+        private final Map<String, String> entries;
 
         Result(AgentConfig config, List<String> problems) {
+            this(config, problems, Map.of());
+        }
+
+        Result(AgentConfig config, List<String> problems, Map<String, String> entries) {
             this.config = problems.isEmpty() ? config : null;
             this.problems = List.copyOf(problems);
+            this.entries = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(entries));
+        }
+
+        /** The raw entries (only from {@link AgentArgs#parseEntries}). */
+        public Map<String, String> entries() {
+            return entries;
         }
 
         public boolean ok() {
@@ -99,6 +110,16 @@ public final class AgentArgs {
         merged.putAll(given);
         merged.remove("config");
         return build(merged, problems);
+    }
+
+    /**
+     * Splits {@code KEY=VALUE;...} without validating the values: for merging a change into a
+     * running configuration before {@link #parse(Map)} validates the whole.
+     */
+    public static Result parseEntries(String args) {
+        List<String> problems = new ArrayList<>();
+        Map<String, String> entries = split(args, problems);
+        return new Result(null, problems, entries);
     }
 
     /** Parses an already split map (the CLI's {@code set KEY=VALUE}, JMX); same rules as {@link #parse}. */

@@ -1,6 +1,7 @@
 package dev.ccagent.agent.instrument;
 
 import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.runtime.AgentRuntime;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.matcher.ElementMatcher;
@@ -84,10 +85,12 @@ public abstract class TargetModule {
             String where = description() + (version != null ? " version " + version : "") + " in " + loaderName(loader);
             if (missing.isEmpty()) {
                 AgentLog.info(where + ": applied");
+                AgentRuntime.recordModule(where + ": applied");
                 onApplied(loader, version);
                 return true;
             }
             AgentLog.warn(where + ": skipped: " + String.join("; ", missing));
+            AgentRuntime.recordModule(where + ": skipped: " + String.join("; ", missing));
             onSkipped(loader, version, String.join("; ", missing));
             return false;
         } catch (RuntimeException | LinkageError e) {

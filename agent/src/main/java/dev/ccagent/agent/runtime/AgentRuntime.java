@@ -3,9 +3,11 @@ package dev.ccagent.agent.runtime;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.log.AgentLog;
 
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -20,6 +22,10 @@ public final class AgentRuntime {
     private static volatile WakeupTimer timer;
     private static final Map<String, LongAdder> CONNECTIONS = new ConcurrentHashMap<>();
     private static final AtomicLong FALLBACKS = new AtomicLong();
+    private static final List<String> MODULES = new CopyOnWriteArrayList<>();
+    private static final List<String> ALARMS = new CopyOnWriteArrayList<>();
+    /** Alarms kept for status; older ones are dropped. */
+    static final int MAX_ALARMS = 100;
 
     private AgentRuntime() {
     }
@@ -80,5 +86,26 @@ public final class AgentRuntime {
 
     public static long fallbacks() {
         return FALLBACKS.get();
+    }
+
+    /** Records a target module's verdict for a class loader ("kwik 0.10.9 in app: applied"). */
+    public static void recordModule(String verdict) {
+        MODULES.add(verdict);
+    }
+
+    public static List<String> moduleVerdicts() {
+        return List.copyOf(MODULES);
+    }
+
+    /** Records an alarm (spin, pacing stall, allocation) for status. */
+    public static void recordAlarm(String alarm) {
+        ALARMS.add(alarm);
+        while (ALARMS.size() > MAX_ALARMS) {
+            ALARMS.remove(0);
+        }
+    }
+
+    public static List<String> alarms() {
+        return List.copyOf(ALARMS);
     }
 }

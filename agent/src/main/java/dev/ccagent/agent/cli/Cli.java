@@ -1,0 +1,224 @@
+package dev.ccagent.agent.cli;
+
+import com.sun.tools.attach.VirtualMachine;
+import com.sun.tools.attach.VirtualMachineDescriptor;
+import dev.ccagent.agent.CcAgent;
+import dev.ccagent.agent.config.AgentArgs;
+import dev.ccagent.agent.control.ControlMXBean;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code java -jar ccagent.jar COMMAND}: the operator's tool. Exit status 0 on success, 1 when the
+ * command failed, 2 on bad usage.
+ */
+@Command(name = "ccagent", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
+        description = "Congestion control for running Java QUIC servers: attach, inspect, change, detach.",
+        subcommands = {Cli.ListCommand.class, Cli.AttachCommand.class, Cli.StatusCommand.class, Cli.SetCommand.class,
+            Cli.DetachCommand.class, CommandLine.HelpCommand.class})
+public final class Cli implements Callable<Integer> {
+
+    static PrintWriter out;
+    static PrintWriter err;
+
+    /** Runs a command line; returns the exit status. */
+    public static int run(String[] args, PrintStream stdout, PrintStream stderr) {
+        out = new PrintWriter(stdout, true);
+        err = new PrintWriter(stderr, true);
+        CommandLine cl = new CommandLine(new Cli());
+        cl.setOut(out);
+        cl.setErr(err);
+        cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            if (e instanceof CliException) {
+                err.println("ccagent: " + e.getMessage());
+                return ((CliException) e).exitCode;
+            }
+            err.println("ccagent: " + e);
+            return 1;
+        });
+        return cl.execute(args);
+    }
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        spec.commandLine().usage(err);
+        return 2;
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"ccagent " + CcAgent.VERSION + " on Java " + Runtime.version()};
+        }
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true,
+            description = "Running JVMs, marking those with a supported QUIC library on the class path and those running ccagent.")
+    static final class ListCommand implements Callable<Integer> {
+        @Override
+        public Integer call() {
+            TargetJvm.requireAttachApi();
+            String self = Long.toString(ProcessHandle.current().pid());
+            out.printf("%-8s %-7s %-10s %s%n", "PID", "AGENT", "QUIC", "MAIN");
+            for (VirtualMachineDescriptor d : VirtualMachine.list()) {
+                if (d.id().equals(self)) {
+                    continue;
+                }
+                String agent = "?";
+                String quic = "?";
+                try (TargetJvm t = TargetJvm.attach(d.id())) {
+                    Properties p = t.systemProperties();
+                    agent = p.getProperty(CcAgent.ATTACHED_PROPERTY) != null ? "yes" : "no";
+                    quic = quicLibraries(p.getProperty("java.class.path", ""));
+                } catch (CliException e) {
+                    // another user's JVM or one that went away: shown with '?'
+                }
+                out.printf("%-8s %-7s %-10s %s%n", d.id(), agent, quic, d.displayName());
+            }
+            return 0;
+        }
+
+        static String quicLibraries(String classPath) {
+            StringBuilder sb = new StringBuilder();
+            if (classPath.contains("kwik")) {
+                sb.append("kwik");
+            }
+            if (classPath.contains("codec-classes-quic") || classPath.contains("codec-quic")) {
+                sb.append(sb.length() > 0 ? "," : "").append("netty");
+            }
+            return sb.length() > 0 ? sb.toString() : "-";
+        }
+    }
+
+    @Command(name = "attach", mixinStandardHelpOptions = true,
+            description = "Load ccagent into a running JVM (a second attach reconfigures) and show what it applied.")
+    static final class AttachCommand implements Callable<Integer> {
+        @Parameters(index = "0", description = "process id")
+        String pid;
+
+        @Parameters(index = "1", arity = "0..1", defaultValue = "",
+                description = "agent arguments, e.g. 'cc=bbr1;canary=bbr3:10%%'")
+        String args;
+
+        @Override
+        public Integer call() {
+            AgentArgs.Result parsed = AgentArgs.parse(args);
+            if (!parsed.ok()) {
+                parsed.problems().forEach(p -> err.println("ccagent: " + p));
+                return 2;
+            }
+            try (TargetJvm t = TargetJvm.attach(pid)) {
+                boolean again = t.hasAgent();
+                t.loadAgent(args);
+                out.println((again ? "reconfigured" : "attached") + " ccagent to pid " + pid);
+                printStatus(t.control());
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "status", mixinStandardHelpOptions = true,
+            description = "Configuration, connections per algorithm and alarms of the agent in a JVM.")
+    static final class StatusCommand implements Callable<Integer> {
+        @Parameters(index = "0", description = "process id")
+        String pid;
+
+        @Override
+        public Integer call() {
+            try (TargetJvm t = TargetJvm.attach(pid)) {
+                printStatus(t.control());
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "set", mixinStandardHelpOptions = true,
+            description = "Change the configuration for new connections, e.g. set PID cc=bbr1 canary=bbr3:50%%.")
+    static final class SetCommand implements Callable<Integer> {
+        @Parameters(index = "0", description = "process id")
+        String pid;
+
+        @Parameters(index = "1..*", arity = "1..*", description = "KEY=VALUE entries")
+        List<String> entries;
+
+        @Override
+        public Integer call() {
+            String joined = String.join(";", entries);
+            AgentArgs.Result split = AgentArgs.parseEntries(joined);
+            if (!split.problems().isEmpty()) {
+                split.problems().forEach(p -> err.println("ccagent: " + p));
+                return 2;
+            }
+            try (TargetJvm t = TargetJvm.attach(pid)) {
+                ControlMXBean control = t.control();
+                try {
+                    String now = control.set(joined);
+                    out.println("configuration of pid " + pid + " for new connections: " + now);
+                } catch (RuntimeException e) {
+                    String message = rootMessage(e);
+                    for (String line : message.split("\n")) {
+                        err.println("ccagent: " + line);
+                    }
+                    return 2;
+                }
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "detach", mixinStandardHelpOptions = true,
+            description = "New connections get the stock algorithm again; instrumentation is removed where the JVM allows.")
+    static final class DetachCommand implements Callable<Integer> {
+        @Parameters(index = "0", description = "process id")
+        String pid;
+
+        @Override
+        public Integer call() {
+            try (TargetJvm t = TargetJvm.attach(pid)) {
+                t.control().detach();
+                out.println("detached ccagent from pid " + pid + ": new connections use the stock algorithm");
+            }
+            return 0;
+        }
+    }
+
+    static void printStatus(ControlMXBean c) {
+        out.println("active:        " + c.isActive());
+        out.println("configuration: " + (c.getConfiguration().isEmpty() ? "(none)" : c.getConfiguration()));
+        out.println("default:       " + c.getDefaultAlgorithm());
+        out.println("canary:        " + (c.getCanarySplit().isEmpty() ? "(none)" : c.getCanarySplit()));
+        out.println("fallbacks:     " + c.getFallbacks());
+        out.println("modules:");
+        for (String m : c.getModules()) {
+            out.println("  " + m);
+        }
+        out.println("connections:");
+        for (Map.Entry<String, Long> e : c.getConnectionCounts().entrySet()) {
+            out.println("  " + e.getKey() + " " + e.getValue());
+        }
+        String[] alarms = c.getAlarms();
+        out.println("alarms:        " + (alarms.length == 0 ? "none" : ""));
+        for (String a : alarms) {
+            out.println("  " + a);
+        }
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t.getMessage() != null ? t.getMessage() : t.toString();
+    }
+}

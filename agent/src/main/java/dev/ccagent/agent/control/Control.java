@@ -1,0 +1,136 @@
+package dev.ccagent.agent.control;
+
+import dev.ccagent.agent.config.AgentArgs;
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.runtime.AgentRuntime;
+
+import javax.management.InstanceAlreadyExistsException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import java.lang.management.ManagementFactory;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/** The {@link ControlMXBean} implementation. */
+public final class Control implements ControlMXBean {
+
+    public static final String OBJECT_NAME = "dev.ccagent:type=Control";
+
+    /** What detach does (the agent entry point owns the instrumentation). */
+    public interface Detacher {
+        void detach();
+    }
+
+    /** What a successful {@link #set} does with the new configuration (the agent entry point installs it). */
+    public interface Reconfigurer {
+        void apply(AgentConfig config, String how);
+    }
+
+    private final Detacher detacher;
+    private final Reconfigurer reconfigurer;
+
+    private Control(Detacher detacher, Reconfigurer reconfigurer) {
+        this.detacher = detacher;
+        this.reconfigurer = reconfigurer;
+    }
+
+    /** Registers the MXBean once per JVM; later calls keep the first registration. */
+    public static void register(Detacher detacher, Reconfigurer reconfigurer) {
+        try {
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            ObjectName name = new ObjectName(OBJECT_NAME);
+            if (!server.isRegistered(name)) {
+                server.registerMBean(new Control(detacher, reconfigurer), name);
+            }
+        } catch (InstanceAlreadyExistsException e) {
+            // registered by an earlier attach: fine
+        } catch (Exception | LinkageError e) {
+            AgentLog.warn("management interface " + OBJECT_NAME + " not registered: " + e);
+        }
+    }
+
+    @Override
+    public String getConfiguration() {
+        AgentConfig c = AgentRuntime.config();
+        if (c == null) {
+            return "";
+        }
+        return c.raw().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(";"));
+    }
+
+    @Override
+    public String getDefaultAlgorithm() {
+        AgentConfig c = AgentRuntime.config();
+        return c == null ? AgentConfig.STOCK : c.defaultArm().algorithm();
+    }
+
+    @Override
+    public String getCanarySplit() {
+        AgentConfig c = AgentRuntime.config();
+        if (c == null) {
+            return "";
+        }
+        return c.canaryArms().stream().map(a -> a.algorithm() + ":" + trim(a.percent()) + "%")
+                .collect(Collectors.joining(","));
+    }
+
+    @Override
+    public Map<String, Long> getConnectionCounts() {
+        return AgentRuntime.connectionCounts();
+    }
+
+    @Override
+    public long getFallbacks() {
+        return AgentRuntime.fallbacks();
+    }
+
+    @Override
+    public String[] getModules() {
+        return AgentRuntime.moduleVerdicts().toArray(new String[0]);
+    }
+
+    @Override
+    public String[] getAlarms() {
+        return AgentRuntime.alarms().toArray(new String[0]);
+    }
+
+    @Override
+    public boolean isActive() {
+        return AgentRuntime.config() != null;
+    }
+
+    @Override
+    public String set(String entries) {
+        AgentConfig current = AgentRuntime.config();
+        Map<String, String> merged = new LinkedHashMap<>(current != null ? current.raw() : Map.of());
+        AgentArgs.Result given = AgentArgs.parseEntries(entries);
+        if (!given.problems().isEmpty()) {
+            throw new IllegalArgumentException(String.join("\n", given.problems()));
+        }
+        merged.putAll(given.entries());
+        AgentArgs.Result result = AgentArgs.parse(merged);
+        if (!result.ok()) {
+            throw new IllegalArgumentException(String.join("\n", result.problems()));
+        }
+        reconfigurer.apply(result.config(), "set");
+        return getConfiguration();
+    }
+
+    @Override
+    public void detach() {
+        detacher.detach();
+    }
+
+    private static String trim(double v) {
+        return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
+    }
+
+    /** For tests and the CLI: the attribute names in display order. */
+    public static List<String> attributes() {
+        return List.of("Active", "Configuration", "DefaultAlgorithm", "CanarySplit", "ConnectionCounts",
+                "Fallbacks", "Modules", "Alarms");
+    }
+}

@@ -1,0 +1,46 @@
+package dev.ccagent.agent.control;
+
+import java.util.Map;
+
+/**
+ * ccagent's management interface, registered as {@value Control#OBJECT_NAME} in the target JVM:
+ * what {@code ccagent status} and {@code set} use, and what JConsole or JMC show.
+ */
+public interface ControlMXBean {
+
+    /** The configuration new connections are assigned from, in the argument grammar; "" when detached. */
+    String getConfiguration();
+
+    /** The default arm, e.g. {@code newreno}, or {@code stock}. */
+    String getDefaultAlgorithm();
+
+    /** The canary arms, e.g. {@code bbr3:10%}, or "" when none. */
+    String getCanarySplit();
+
+    /** Connections assigned since start, per library, arm and algorithm. */
+    Map<String, Long> getConnectionCounts();
+
+    /** Connections that fell back to the stock algorithm because our code failed. */
+    long getFallbacks();
+
+    /** Per target module: applied or skipped, with the library version and the reason. */
+    String[] getModules();
+
+    /** Spin, pacing and allocation alarms raised so far (newest last). */
+    String[] getAlarms();
+
+    /** Whether new connections get our algorithms (false after detach). */
+    boolean isActive();
+
+    /**
+     * Changes the configuration for new connections. {@code entries} uses the start-up grammar
+     * ({@code cc=bbr1;canary=bbr3:50%}); keys not given keep their current value. Validated like
+     * start-up arguments: on any problem nothing changes and the problems are thrown, one per line.
+     *
+     * @return the configuration now in force
+     */
+    String set(String entries);
+
+    /** New connections get the stock algorithm again; instrumentation is removed where the JVM allows. */
+    void detach();
+}
