@@ -1,5 +1,7 @@
 package dev.ccagent.cc;
 
+import dev.ccagent.cc.bbr.Bbr1;
+import dev.ccagent.cc.bbr.Bbr3;
 import dev.ccagent.cc.reno.NewReno;
 
 import java.util.Collections;
@@ -18,7 +20,9 @@ public final class Algorithms {
     static {
         Map<String, AlgorithmDescriptor> m = new LinkedHashMap<>();
         for (AlgorithmDescriptor d : List.of(
-                NewReno.DESCRIPTOR)) {
+                NewReno.DESCRIPTOR,
+                Bbr1.DESCRIPTOR,
+                Bbr3.DESCRIPTOR)) {
             m.put(d.name(), d);
         }
         BY_NAME = Collections.unmodifiableMap(m);
