@@ -456,7 +456,10 @@ public final class Bbr3 extends BbrBase {
             ackPhase = AckPhase.PROBE_FEEDBACK; // samples from the probe begin to arrive
         }
         if (ackPhase == AckPhase.PROBE_STOPPING && roundStart) {
-            // The probe's samples are in: start a new max-filter cycle.
+            // The probe's samples are in: this is the moment to forget the previous cycle's
+            // samples (advance the max filter), once per probe cycle.
+            bwProbeSamples = false;
+            ackPhase = AckPhase.INIT;
             if (inProbeBw() && !sampler.sampleAppLimited()) {
                 cycleCount++;
             }
