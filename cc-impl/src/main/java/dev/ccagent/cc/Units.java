@@ -73,7 +73,7 @@ public final class Units {
             rest = cut(s, 3);
         } else {
             String lower = s.toLowerCase(Locale.ROOT);
-            for (String suffix : new String[] {"bit", "bps"}) {
+            for (String suffix : new String[] {"bit", "bps", "b/s"}) {
                 if (lower.endsWith(suffix)) {
                     rest = cut(s, suffix.length());
                     break;

@@ -115,8 +115,10 @@ public final class Pacer {
             return now;
         }
         double deficit = needed - bucket;
-        long wait = (long) Math.ceil(deficit * 1e9 / rate);
-        return now + Math.max(1, wait);
+        long wait = Math.max(1, (long) Math.ceil(deficit * 1e9 / rate));
+        // The bucket was last refilled at lastUpdate, which can be later than a stale 'now' handed
+        // in by another thread: refilling starts from there.
+        return Math.max(now, lastUpdate) + wait;
     }
 
     /** Whether a packet of {@code bytes} may leave at {@code now}. */
