@@ -93,6 +93,7 @@ public final class Bbr3 extends BbrBase {
     private boolean filledPipe;
     private long fullBw;
     private int fullBwCount;
+    private boolean fullBwNow;
     private int lossRangesInRound;
     private boolean startupTooHighInRound;
     private long lastLostPacket = Long.MIN_VALUE;
@@ -216,13 +217,13 @@ public final class Bbr3 extends BbrBase {
         updateLatestDeliverySignals();
         updateCongestionSignals();
         ackAggregation.onAck(bw, now, acked, rounds.count(), cwnd);
+        checkFullBwReached(roundStart);
         checkStartupDone(roundStart);
         checkDrain(now);
         updateProbeBwCyclePhase(now, roundStart, acked);
         updateMinRtt(rtt, now);
         if (inProbeBw() && deliveryRateInsane(rtt)) {
             maxBandwidth.reset(sampler.sampleRate(), cycleCount);
-            fullBw = sampler.sampleRate();
         }
         checkProbeRtt(now, roundStart);
         advanceLatestDeliverySignals();
@@ -376,18 +377,37 @@ public final class Bbr3 extends BbrBase {
 
     // ------------------------------------------------------------------ STARTUP and DRAIN
 
+    /**
+     * The draft's {@code BBRCheckFullBWReached}: once per round, a delivery rate at least 25% above
+     * the baseline resets the count; three rounds without such growth mean the pipe is full
+     * ({@code full_bw_now}). Used to leave STARTUP and to end PROBE_BW_UP.
+     */
+    private void checkFullBwReached(boolean roundStart) {
+        if (fullBwNow || !roundStart || !sampler.hasPacket() || sampler.sampleAppLimited()) {
+            return;
+        }
+        long rate = sampler.sampleRate();
+        if (rate >= fullBw * 1.25) {
+            resetFullBw();
+            fullBw = rate; // still growing: new baseline
+            return;
+        }
+        fullBwCount++;
+        fullBwNow = fullBwCount >= 3;
+        if (fullBwNow) {
+            filledPipe = true;
+        }
+    }
+
+    private void resetFullBw() {
+        fullBw = 0;
+        fullBwCount = 0;
+        fullBwNow = false;
+    }
+
     private void checkStartupDone(boolean roundStart) {
         if (mode != CongestionMode.STARTUP) {
             return;
-        }
-        if (roundStart && !filledPipe && !sampler.sampleAppLimited()) {
-            long maxBw = maxBandwidth.best();
-            if (maxBw >= fullBw * 1.25) {
-                fullBw = maxBw;
-                fullBwCount = 0;
-            } else if (++fullBwCount >= 3) {
-                filledPipe = true;
-            }
         }
         if (lossRoundStart) {
             if (!filledPipe && startupTooHighInRound && lossRangesInRound >= STARTUP_FULL_LOSS_COUNT) {
@@ -446,8 +466,7 @@ public final class Bbr3 extends BbrBase {
                 }
                 break;
             case PROBE_BW_UP:
-                if (now - cycleStamp > minRtt
-                        && bytesInFlight > inflightWithBw(maxBandwidth.best(), UP_PACING_GAIN)) {
+                if (checkTimeToGoDown(acked)) {
                     startProbeBwDown(now);
                 }
                 break;
@@ -509,6 +528,19 @@ public final class Bbr3 extends BbrBase {
         long growthThisRound = (long) mss << bwProbeUpRounds;
         bwProbeUpRounds = Math.min(bwProbeUpRounds + 1, 30);
         bwProbeUpCnt = Math.max(cwnd / growthThisRound, 1);
+    }
+
+    /** The draft's {@code BBRCheckTimeToGoDown}: UP ends once the bandwidth stopped growing. */
+    private boolean checkTimeToGoDown(long acked) {
+        boolean cwndLimited = cwndLimitedInRound || bytesInFlight + acked >= cwnd;
+        if (cwndLimited && inflightHi != UNSET && cwnd >= inflightHi) {
+            // limited by inflight_hi, not by the path: keep probing (inflight_hi grows)
+            resetFullBw();
+            fullBw = sampler.sampleRate();
+        } else {
+            return fullBwNow;
+        }
+        return false;
     }
 
     private boolean checkTimeToCruise() {
@@ -575,6 +607,8 @@ public final class Bbr3 extends BbrBase {
     private void startProbeBwUp(long now) {
         ackPhase = AckPhase.PROBE_STARTING;
         rounds.startRoundNow(sampler.delivered());
+        resetFullBw();
+        fullBw = sampler.sampleRate();
         cycleStamp = now;
         mode = CongestionMode.PROBE_BW_UP;
         pacingGain = UP_PACING_GAIN;
