@@ -53,6 +53,23 @@ final class PipeHarness {
         this.bufferBytes = bufferBytes;
     }
 
+    /**
+     * The same sender and state on a path whose bottleneck rate changes now: a new harness that
+     * shares the controller, continues the clock and packet numbers, and first drains what is
+     * in flight on the old path (delivered at the old rate).
+     */
+    PipeHarness withRate(long rateBitsPerSecond) {
+        PipeHarness h = new PipeHarness(cc, rateBitsPerSecond, rttNanos, bufferBytes);
+        h.now = now;
+        h.nextPn = nextPn;
+        h.inflight = inflight;
+        h.linkFreeAt = linkFreeAt;
+        h.flight.addAll(flight);
+        h.hasData = hasData;
+        h.rtt.onSample(rtt.smoothedRtt(), 0);
+        return h;
+    }
+
     long bdpBytes() {
         return (long) (rateBytesPerSecond * (rttNanos / 1e9));
     }
