@@ -2,6 +2,8 @@ package dev.ccagent.cc;
 
 import dev.ccagent.cc.bbr.Bbr1;
 import dev.ccagent.cc.bbr.Bbr3;
+import dev.ccagent.cc.cubic.Cubic;
+import dev.ccagent.cc.reno.HighBdpReno;
 import dev.ccagent.cc.reno.NewReno;
 
 import java.util.Collections;
@@ -21,6 +23,8 @@ public final class Algorithms {
         Map<String, AlgorithmDescriptor> m = new LinkedHashMap<>();
         for (AlgorithmDescriptor d : List.of(
                 NewReno.DESCRIPTOR,
+                Cubic.DESCRIPTOR,
+                HighBdpReno.DESCRIPTOR,
                 Bbr1.DESCRIPTOR,
                 Bbr3.DESCRIPTOR)) {
             m.put(d.name(), d);

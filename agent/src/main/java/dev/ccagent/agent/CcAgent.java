@@ -1,0 +1,82 @@
+package dev.ccagent.agent;
+
+import dev.ccagent.agent.config.AgentArgs;
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.instrument.Installer;
+import dev.ccagent.agent.instrument.TargetModule;
+import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.runtime.AgentRuntime;
+import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
+
+import java.lang.instrument.Instrumentation;
+import java.util.List;
+
+/**
+ * Entry points: {@code -javaagent:ccagent.jar=ARGS} ({@link #premain}), late attach
+ * ({@link #agentmain}) and {@code java -jar ccagent.jar} ({@link #main}).
+ *
+ * <p>Fail open: a bad argument, an unsupported library or an exception in our own start-up gives
+ * one log line per problem and leaves the application with its stock behaviour.
+ */
+public final class CcAgent {
+
+    private static ResettableClassFileTransformer transformer;
+    private static Instrumentation instrumentation;
+
+    private CcAgent() {
+    }
+
+    public static void premain(String args, Instrumentation inst) {
+        start(args, inst, "start-up");
+    }
+
+    public static void agentmain(String args, Instrumentation inst) {
+        start(args, inst, "attach");
+    }
+
+    public static void main(String[] args) {
+        System.err.println("usage: java -javaagent:ccagent.jar=ARGS ... (the operator CLI comes with a later release)");
+        System.exit(2);
+    }
+
+    static synchronized void start(String args, Instrumentation inst, String how) {
+        try {
+            AgentArgs.Result parsed = AgentArgs.parse(args);
+            if (!parsed.ok()) {
+                for (String problem : parsed.problems()) {
+                    AgentLog.error("bad argument: " + problem + "; congestion control stays stock", null);
+                }
+                return;
+            }
+            AgentConfig config = parsed.config();
+            AgentLog.setLevel(config.logLevel());
+            if (transformer != null) {
+                AgentRuntime.setConfig(config);
+                AgentLog.info("reconfigured on " + how + ": " + config);
+                return;
+            }
+            List<TargetModule> modules = Installer.modules(config);
+            AgentRuntime.setConfig(config);
+            instrumentation = inst;
+            transformer = Installer.install(inst, modules);
+            AgentLog.info("installed on " + how + " (" + config + "); Java " + Runtime.version());
+        } catch (Throwable t) {
+            AgentRuntime.setConfig(null);
+            AgentLog.error("failed to start; the application runs with its stock congestion control", t);
+        }
+    }
+
+    /** Stops assigning our algorithms to new connections and removes the instrumentation where the JVM allows. */
+    public static synchronized void detach() {
+        AgentRuntime.setConfig(null);
+        if (transformer != null && instrumentation != null) {
+            try {
+                transformer.reset(instrumentation, net.bytebuddy.agent.builder.AgentBuilder.RedefinitionStrategy.RETRANSFORMATION);
+            } catch (RuntimeException e) {
+                AgentLog.warn("instrumentation could not be removed; new connections are stock anyway: " + e);
+            }
+            transformer = null;
+        }
+        AgentLog.info("detached: new connections use the stock congestion control");
+    }
+}

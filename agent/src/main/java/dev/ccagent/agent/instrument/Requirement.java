@@ -1,0 +1,87 @@
+package dev.ccagent.agent.instrument;
+
+import net.bytebuddy.description.field.FieldDescription;
+import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.description.type.TypeDescription;
+import net.bytebuddy.pool.TypePool;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A type a target module's advice depends on, with the fields and methods it uses, checked by
+ * descriptor against the class files a class loader would load, without loading them (the idea
+ * of OpenTelemetry's muzzle).
+ */
+public final class Requirement {
+
+    private final String typeName;
+    private final List<String[]> fields = new ArrayList<>();
+    private final List<String[]> methods = new ArrayList<>();
+
+    private Requirement(String typeName) {
+        this.typeName = typeName;
+    }
+
+    public static Requirement type(String name) {
+        return new Requirement(name);
+    }
+
+    /** A field declared by this type, e.g. {@code field("sender", "Ltech/kwik/core/send/Sender;")}. */
+    public Requirement field(String name, String descriptor) {
+        fields.add(new String[] {name, descriptor});
+        return this;
+    }
+
+    /** A method or constructor ({@code <init>}) declared by this type or inherited from a superclass. */
+    public Requirement method(String name, String descriptor) {
+        methods.add(new String[] {name, descriptor});
+        return this;
+    }
+
+    public String typeName() {
+        return typeName;
+    }
+
+    /** Adds a line per missing element to {@code missing}. */
+    void check(TypePool pool, List<String> missing) {
+        TypePool.Resolution resolution = pool.describe(typeName);
+        if (!resolution.isResolved()) {
+            missing.add("class " + typeName + " not found");
+            return;
+        }
+        TypeDescription type = resolution.resolve();
+        for (String[] f : fields) {
+            boolean found = false;
+            for (FieldDescription.InDefinedShape d : type.getDeclaredFields()) {
+                if (d.getName().equals(f[0]) && d.getDescriptor().equals(f[1])) {
+                    found = true;
+                    break;
+                }
+            }
+            if (!found) {
+                missing.add("field " + typeName + "." + f[0] + " " + f[1] + " not found");
+            }
+        }
+        for (String[] m : methods) {
+            if (!hasMethod(type, m[0], m[1])) {
+                missing.add("method " + typeName + "." + m[0] + m[1] + " not found");
+            }
+        }
+    }
+
+    private static boolean hasMethod(TypeDescription type, String name, String descriptor) {
+        for (TypeDescription t = type; t != null; ) {
+            for (MethodDescription.InDefinedShape d : t.getDeclaredMethods()) {
+                if (d.getInternalName().equals(name) && d.getDescriptor().equals(descriptor)) {
+                    return true;
+                }
+            }
+            if (name.equals("<init>") || t.getSuperClass() == null) {
+                return false;
+            }
+            t = t.getSuperClass().asErasure();
+        }
+        return false;
+    }
+}

@@ -1,0 +1,120 @@
+package dev.ccagent.agent.instrument;
+
+import dev.ccagent.agent.log.AgentLog;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.dynamic.ClassFileLocator;
+import net.bytebuddy.matcher.ElementMatcher;
+import net.bytebuddy.pool.TypePool;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+
+/**
+ * Instrumentation for one target library and version range. Before anything of a class loader is
+ * transformed, the module checks that every class and member its advice needs is there
+ * ({@link #requirements()}), and logs once per loader whether it applied or why it skipped.
+ */
+public abstract class TargetModule {
+
+    private final Map<ClassLoader, Boolean> verdicts = Collections.synchronizedMap(new WeakHashMap<>());
+    private volatile boolean bootstrapVerdict;
+    private volatile boolean bootstrapChecked;
+
+    /** The library's short name as used by {@code targets=}: {@code kwik}, {@code netty}. */
+    public abstract String library();
+
+    /** What this module covers, e.g. {@code "kwik 0.10.x (tech.kwik.core)"}. */
+    public abstract String description();
+
+    /** Types and members the advice relies on. */
+    protected abstract List<Requirement> requirements();
+
+    /** Adds this module's transformations to the builder; {@code loaderCheck} must guard each type. */
+    public abstract AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck);
+
+    /** A version string for logs, read from the library's jar (null when unknown). */
+    protected String versionIn(ClassLoader loader) {
+        return null;
+    }
+
+    /** The class-loader guard: true when the requirements hold in that loader (checked once, logged once). */
+    public final ElementMatcher<ClassLoader> loaderCheck() {
+        return this::appliesTo;
+    }
+
+    /** Whether the module's requirements hold in {@code loader}; evaluates and logs once per loader. */
+    public final boolean appliesTo(ClassLoader loader) {
+        if (loader == null) {
+            if (!bootstrapChecked) {
+                bootstrapVerdict = evaluate(null);
+                bootstrapChecked = true;
+            }
+            return bootstrapVerdict;
+        }
+        Boolean v = verdicts.get(loader);
+        if (v == null) {
+            v = evaluate(loader);
+            verdicts.put(loader, v);
+        }
+        return v;
+    }
+
+    /** Missing requirements in a loader (empty: the module applies). */
+    public final List<String> missingIn(ClassLoader loader) {
+        ClassFileLocator locator = loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader()
+                : ClassFileLocator.ForClassLoader.of(loader);
+        TypePool pool = TypePool.Default.of(locator);
+        List<String> missing = new ArrayList<>();
+        for (Requirement r : requirements()) {
+            r.check(pool, missing);
+        }
+        return missing;
+    }
+
+    private boolean evaluate(ClassLoader loader) {
+        try {
+            List<String> missing = missingIn(loader);
+            if (!missingAnchor(missing)) {
+                return false; // the library is not in this loader at all: nothing to say
+            }
+            String version = versionIn(loader);
+            String where = description() + (version != null ? " version " + version : "") + " in " + loaderName(loader);
+            if (missing.isEmpty()) {
+                AgentLog.info(where + ": applied");
+                onApplied(loader, version);
+                return true;
+            }
+            AgentLog.warn(where + ": skipped: " + String.join("; ", missing));
+            onSkipped(loader, version, String.join("; ", missing));
+            return false;
+        } catch (RuntimeException | LinkageError e) {
+            AgentLog.error(description() + ": skipped: the check itself failed", e);
+            return false;
+        }
+    }
+
+    /** True when the library's first required type exists (so the library is present). */
+    private boolean missingAnchor(List<String> missing) {
+        String anchor = "class " + requirements().get(0).typeName() + " not found";
+        return !missing.contains(anchor);
+    }
+
+    /** Hook for lifecycle events (JFR) when the module applies to a loader. */
+    protected void onApplied(ClassLoader loader, String version) {
+    }
+
+    /** Hook for lifecycle events (JFR) when it skips a loader where the library is present. */
+    protected void onSkipped(ClassLoader loader, String version, String reason) {
+    }
+
+    static String loaderName(ClassLoader loader) {
+        if (loader == null) {
+            return "bootstrap class loader";
+        }
+        String name = loader.getName();
+        return (name != null ? name : loader.getClass().getName()) + "@" + Integer.toHexString(System.identityHashCode(loader));
+    }
+}

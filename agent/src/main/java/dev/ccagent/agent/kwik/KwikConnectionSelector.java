@@ -1,0 +1,66 @@
+package dev.ccagent.agent.kwik;
+
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.runtime.AgentRuntime;
+import dev.ccagent.agent.select.AlgorithmSelector;
+import dev.ccagent.agent.select.ControllerFactory;
+import dev.ccagent.cc.CongestionController;
+
+/**
+ * Chooses a kwik connection's arm from its original destination connection id (the same on both
+ * ends), under the configuration that was current when the connection was created.
+ */
+final class KwikConnectionSelector {
+
+    static final class Choice {
+        final AgentConfig.Arm arm;
+        final CongestionController controller;
+
+        Choice(AgentConfig.Arm arm, CongestionController controller) {
+            this.arm = arm;
+            this.controller = controller;
+        }
+    }
+
+    private final AgentConfig config;
+    private final String role;
+
+    KwikConnectionSelector(AgentConfig config, String role) {
+        this.config = config;
+        this.role = role;
+    }
+
+    /** Resolves the id now (the connection is running) and chooses. */
+    Choice choose(Object sender, int maxPacketSize) {
+        byte[] id = null;
+        try {
+            id = KwikReflection.originalDestinationConnectionId(KwikReflection.connectionOf(sender));
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            // fall through: hash of nothing
+        }
+        return choose(id, maxPacketSize);
+    }
+
+    Choice choose(byte[] connectionId, int maxPacketSize) {
+        AgentConfig.Arm arm = AlgorithmSelector.select(config, AlgorithmSelector.hash(connectionId));
+        CongestionController cc = ControllerFactory.create(arm, maxPacketSize);
+        AgentRuntime.countConnection("kwik", arm);
+        if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
+            AgentLog.debug("kwik " + role + " connection " + hex(connectionId) + ": " + arm.label() + " arm, "
+                    + arm.algorithm() + (arm.options() != null ? " " + arm.options() : ""));
+        }
+        return new Choice(arm, cc);
+    }
+
+    static String hex(byte[] id) {
+        if (id == null) {
+            return "(unknown id)";
+        }
+        StringBuilder sb = new StringBuilder(id.length * 2);
+        for (byte b : id) {
+            sb.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+        }
+        return sb.toString();
+    }
+}

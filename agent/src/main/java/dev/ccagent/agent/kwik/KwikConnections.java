@@ -1,0 +1,31 @@
+package dev.ccagent.agent.kwik;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+
+/**
+ * The adapters of live kwik connections, held weakly (a side table: nothing is added to kwik's
+ * classes, so late attach can retransform them). Read by periodic JFR events and status.
+ */
+public final class KwikConnections {
+
+    private static final Map<KwikControllerAdapter, Boolean> LIVE = new WeakHashMap<>();
+
+    private KwikConnections() {
+    }
+
+    static void register(KwikControllerAdapter adapter) {
+        synchronized (LIVE) {
+            LIVE.put(adapter, Boolean.TRUE);
+        }
+    }
+
+    /** A copy of the live adapters. */
+    public static List<KwikControllerAdapter> live() {
+        synchronized (LIVE) {
+            return new ArrayList<>(LIVE.keySet());
+        }
+    }
+}

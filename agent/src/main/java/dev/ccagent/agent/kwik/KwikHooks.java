@@ -1,0 +1,76 @@
+package dev.ccagent.agent.kwik;
+
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.runtime.AgentRuntime;
+import dev.ccagent.cc.CcOptions;
+import tech.kwik.core.cc.CongestionControlEventListener;
+import tech.kwik.core.cc.CongestionController;
+
+import java.time.Instant;
+
+/**
+ * The static entry points kwik's instrumented code calls. Public because advice is inlined into
+ * kwik's classes; every method catches everything, because an exception here would surface inside
+ * kwik's constructor or receiver loop.
+ */
+public final class KwikHooks {
+
+    private KwikHooks() {
+    }
+
+    /**
+     * After {@code SenderImpl}'s constructor: decide the connection's arm and, unless it is stock,
+     * swap our adapter in for the NewReno kwik just created.
+     *
+     * @param id the hex original destination connection id on servers, "" on clients
+     */
+    public static void onSenderCreated(Object sender, String id, int maxPacketSize) {
+        try {
+            AgentConfig config = AgentRuntime.config();
+            if (config == null || !config.injectsAnything() || !(sender instanceof CongestionControlEventListener)) {
+                return;
+            }
+            boolean server = id != null && !id.isEmpty();
+            KwikConnectionSelector selector = new KwikConnectionSelector(config, server ? "server" : "client");
+            dev.ccagent.cc.CongestionController cc = null;
+            AgentConfig.Arm arm = null;
+            if (server) {
+                KwikConnectionSelector.Choice choice = selector.choose(KwikReflection.hexToBytes(id), maxPacketSize);
+                if (choice.controller == null) {
+                    return; // stock arm: kwik's own controller stays, untouched
+                }
+                cc = choice.controller;
+                arm = choice.arm;
+            }
+            long initialRtt = arm != null ? arm.options().initialRttNanos()
+                    : initialRttOf(config);
+            KwikControllerAdapter adapter = new KwikControllerAdapter(sender, (CongestionControlEventListener) sender,
+                    maxPacketSize, selector, cc, arm, initialRtt);
+            CongestionController stock = KwikReflection.swapController(sender, adapter);
+            adapter.setStock(stock);
+            KwikConnections.register(adapter);
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("kwik controller injection", t);
+        }
+    }
+
+    private static long initialRttOf(AgentConfig config) {
+        CcOptions o = config.defaultArm().options();
+        return o != null ? o.initialRttNanos() : 333_000_000L;
+    }
+
+    /**
+     * Before {@code LossDetector.onAckReceived}: hands the ACK's receive time and delay to our
+     * adapter, which kwik's {@code registerAcked} call then uses.
+     */
+    public static void onAckReceived(Object controller, Instant timeReceived, long largestAcknowledged,
+                                     int ackDelayMillis) {
+        if (controller instanceof KwikControllerAdapter) {
+            try {
+                ((KwikControllerAdapter) controller).onAckFrame(timeReceived, largestAcknowledged, ackDelayMillis);
+            } catch (Throwable t) {
+                AgentRuntime.recordFallback("kwik ack timing", t);
+            }
+        }
+    }
+}

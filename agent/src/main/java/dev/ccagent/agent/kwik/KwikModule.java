@@ -1,0 +1,168 @@
+package dev.ccagent.agent.kwik;
+
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.instrument.Requirement;
+import dev.ccagent.agent.instrument.TargetModule;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.asm.MemberSubstitution;
+import net.bytebuddy.matcher.ElementMatcher;
+
+import java.io.InputStream;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
+import static net.bytebuddy.matcher.ElementMatchers.isDeclaredBy;
+import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+
+/**
+ * kwik 0.10.x ({@code tech.kwik.core}): swaps each new connection's congestion controller after
+ * {@code SenderImpl}'s constructor, captures ACK receive times in {@code LossDetector.onAckReceived},
+ * and optionally patches the stream-send race (see {@link KwikStreamStallFix}).
+ *
+ * <p>Nothing here changes a class's shape (no fields or methods added), so the same transformation
+ * serves {@code -javaagent} and late attach (retransformation).
+ */
+public final class KwikModule extends TargetModule {
+
+    static final String SENDER_CTOR = "(Ljava/time/Clock;Ltech/kwik/core/impl/VersionHolder;ILjava/net/DatagramSocket;"
+            + "Ljava/net/InetSocketAddress;Ltech/kwik/core/impl/QuicConnectionImpl;Ljava/lang/String;Ljava/lang/Integer;"
+            + "Ltech/kwik/core/log/Logger;)V";
+    static final String CC = "Ltech/kwik/core/cc/CongestionController;";
+
+    private final AgentConfig config;
+
+    public KwikModule(AgentConfig config) {
+        this.config = config;
+    }
+
+    @Override
+    public String library() {
+        return "kwik";
+    }
+
+    @Override
+    public String description() {
+        return "kwik 0.10.x (tech.kwik.core)";
+    }
+
+    @Override
+    protected List<Requirement> requirements() {
+        return List.of(
+                Requirement.type(KwikReflection.SENDER_IMPL)
+                        .method("<init>", SENDER_CTOR)
+                        .field("congestionController", CC)
+                        .field("recoveryManager", "Ltech/kwik/core/recovery/RecoveryManager;")
+                        .field("connection", "Ltech/kwik/core/impl/QuicConnectionImpl;"),
+                Requirement.type(KwikReflection.RECOVERY_MANAGER)
+                        .field("congestionController", CC)
+                        .field("lossDetectors", "[Ltech/kwik/core/recovery/LossDetector;"),
+                Requirement.type(KwikReflection.LOSS_DETECTOR)
+                        .field("congestionController", CC)
+                        .method("onAckReceived", "(Ltech/kwik/core/frame/AckFrame;Ljava/time/Instant;)V"),
+                Requirement.type("tech.kwik.core.cc.CongestionController")
+                        .method("registerInFlight", "(Ltech/kwik/core/packet/QuicPacket;)V")
+                        .method("registerAcked", "(Ljava/util/List;)V")
+                        .method("registerLost", "(Ljava/util/List;)V")
+                        .method("discard", "(Ljava/util/List;)V")
+                        .method("remainingCwnd", "()J")
+                        .method("canSend", "(I)Z")
+                        .method("getBytesInFlight", "()J")
+                        .method("getWindowSize", "()J")
+                        .method("reset", "()V"),
+                Requirement.type("tech.kwik.core.cc.CongestionControlEventListener")
+                        .method("bytesInFlightDecreased", "(J)V")
+                        .method("bytesInFlightIncreased", "(J)V"),
+                Requirement.type("tech.kwik.core.packet.PacketInfo")
+                        .method("timeSent", "()Ljava/time/Instant;")
+                        .method("packet", "()Ltech/kwik/core/packet/QuicPacket;"),
+                Requirement.type("tech.kwik.core.packet.QuicPacket")
+                        .field("packetNumber", "J")
+                        .method("getSize", "()I")
+                        .method("getPnSpace", "()Ltech/kwik/core/common/PnSpace;"),
+                Requirement.type("tech.kwik.core.frame.AckFrame")
+                        .method("getLargestAcknowledged", "()J")
+                        .method("getAckDelay", "()I"),
+                Requirement.type("tech.kwik.core.cid.ConnectionIdManager")
+                        .method("getOriginalDestinationConnectionId", "()[B"),
+                // the hooks must be reachable from kwik's class loader (kwik on the application
+                // class path, or in a child of it)
+                Requirement.type("dev.ccagent.agent.kwik.KwikHooks"));
+    }
+
+    @Override
+    protected String versionIn(ClassLoader loader) {
+        String resource = "META-INF/maven/tech.kwik/kwik/pom.properties";
+        try (InputStream in = loader == null ? ClassLoader.getSystemResourceAsStream(resource)
+                : loader.getResourceAsStream(resource)) {
+            if (in == null) {
+                return null;
+            }
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty("version");
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    @Override
+    public AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+        ClassLoader ours = KwikModule.class.getClassLoader();
+        AgentBuilder b = builder
+                .type(named(KwikReflection.SENDER_IMPL), loaderCheck)
+                .transform(new AgentBuilder.Transformer.ForAdvice()
+                        .include(ours)
+                        .advice(isConstructor().and(takesArguments(9)).and(takesArgument(0, named("java.time.Clock"))),
+                                SenderConstructorAdvice.class.getName()))
+                .type(named(KwikReflection.LOSS_DETECTOR), loaderCheck)
+                .transform(new AgentBuilder.Transformer.ForAdvice()
+                        .include(ours)
+                        .advice(named("onAckReceived").and(takesArguments(2)), AckReceivedAdvice.class.getName()));
+        if (config.fixKwikStreamStall()) {
+            b = b.type(named("tech.kwik.core.stream.StreamOutputStreamImpl"), loaderCheck)
+                    .transform((typeBuilder, type, loader, module, domain) -> {
+                        try {
+                            return typeBuilder.visit(MemberSubstitution.relaxed()
+                                    .method(named("get").and(isDeclaredBy(AtomicInteger.class)))
+                                    .replaceWith(KwikStreamStallFix.class.getMethod("claim", AtomicInteger.class))
+                                    .method(named("incrementAndGet").and(isDeclaredBy(AtomicInteger.class)))
+                                    .replaceWith(KwikStreamStallFix.class.getMethod("alreadyClaimed", AtomicInteger.class))
+                                    .on(named("scheduleSendStreamFrameRequest")));
+                        } catch (NoSuchMethodException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
+        }
+        return b;
+    }
+
+    /** Inlined at the end of SenderImpl's 9-argument constructor. */
+    public static final class SenderConstructorAdvice {
+        private SenderConstructorAdvice() {
+        }
+
+        @Advice.OnMethodExit(suppress = Throwable.class)
+        static void exit(@Advice.This Object sender, @Advice.Argument(2) int maxPacketSize,
+                         @Advice.Argument(6) String id) {
+            KwikHooks.onSenderCreated(sender, id, maxPacketSize);
+        }
+    }
+
+    /** Inlined at the start of LossDetector.onAckReceived(AckFrame, Instant). */
+    public static final class AckReceivedAdvice {
+        private AckReceivedAdvice() {
+        }
+
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter(@Advice.FieldValue("congestionController") Object controller,
+                          @Advice.Argument(0) tech.kwik.core.frame.AckFrame frame,
+                          @Advice.Argument(1) java.time.Instant timeReceived) {
+            KwikHooks.onAckReceived(controller, timeReceived, frame.getLargestAcknowledged(), frame.getAckDelay());
+        }
+    }
+}

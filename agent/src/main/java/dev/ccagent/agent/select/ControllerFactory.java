@@ -1,0 +1,41 @@
+package dev.ccagent.agent.select;
+
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.cc.Algorithms;
+import dev.ccagent.cc.CcOptions;
+import dev.ccagent.cc.CongestionController;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Creates one of our controllers for an arm, sized to the connection's datagram size unless the
+ * operator set {@code mss} explicitly. Options are validated when the configuration is parsed;
+ * the per-size variants are cached.
+ */
+public final class ControllerFactory {
+
+    private static final Map<String, CcOptions> SIZED = new ConcurrentHashMap<>();
+
+    private ControllerFactory() {
+    }
+
+    /** A new controller for {@code arm}; null for the stock arm. */
+    public static CongestionController create(AgentConfig.Arm arm, int maxDatagramSize) {
+        if (arm.isStock()) {
+            return null;
+        }
+        CcOptions options = arm.options();
+        if (!options.isSet(CcOptions.MSS) && maxDatagramSize >= 1200 && maxDatagramSize <= 65527
+                && maxDatagramSize != options.mss()) {
+            String key = arm.algorithm() + "|" + options.given() + "|" + maxDatagramSize;
+            options = SIZED.computeIfAbsent(key, k -> {
+                Map<String, String> raw = new LinkedHashMap<>(arm.options().given());
+                raw.put(CcOptions.MSS, Integer.toString(maxDatagramSize));
+                return Algorithms.options(arm.algorithm(), raw);
+            });
+        }
+        return Algorithms.create(options);
+    }
+}

@@ -1,0 +1,325 @@
+package dev.ccagent.it.emulator;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The emulator measured with plain UDP on 127.0.0.1: each datagram carries its sequence number
+ * and send time; a sink records arrivals.
+ */
+class LinkEmulatorTest {
+
+    private static final long MS = 1_000_000L;
+
+    /** Receives datagrams and records (sequence, arrival time); echoes them back when asked. */
+    static final class Sink implements AutoCloseable {
+        final DatagramChannel channel;
+        final List<long[]> arrivals = new ArrayList<>();
+        final Thread thread;
+        final boolean echo;
+        volatile boolean running = true;
+
+        Sink(boolean echo) throws IOException {
+            this.echo = echo;
+            channel = DatagramChannel.open();
+            channel.setOption(StandardSocketOptions.SO_RCVBUF, 8 << 20);
+            channel.bind(new InetSocketAddress("127.0.0.1", 0));
+            thread = new Thread(this::run, "sink");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        InetSocketAddress address() throws IOException {
+            return (InetSocketAddress) channel.getLocalAddress();
+        }
+
+        private void run() {
+            ByteBuffer b = ByteBuffer.allocate(2048);
+            try {
+                while (running) {
+                    b.clear();
+                    SocketAddress from = channel.receive(b);
+                    long now = System.nanoTime();
+                    b.flip();
+                    long seq = b.getLong(0);
+                    long sent = b.getLong(8);
+                    synchronized (arrivals) {
+                        arrivals.add(new long[] {seq, now, sent, b.remaining()});
+                    }
+                    if (echo) {
+                        channel.send(b, from);
+                    }
+                }
+            } catch (IOException e) {
+                // closed
+            }
+        }
+
+        List<long[]> arrivals() {
+            synchronized (arrivals) {
+                return new ArrayList<>(arrivals);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            running = false;
+            channel.close();
+        }
+    }
+
+    private Sink sink;
+    private DatagramChannel client;
+
+    @BeforeEach
+    void open() throws IOException {
+        sink = new Sink(false);
+        client = DatagramChannel.open();
+        client.setOption(StandardSocketOptions.SO_SNDBUF, 8 << 20);
+        client.setOption(StandardSocketOptions.SO_RCVBUF, 8 << 20);
+        client.bind(new InetSocketAddress("127.0.0.1", 0));
+    }
+
+    @AfterEach
+    void close() throws IOException {
+        client.close();
+        sink.close();
+    }
+
+    private void send(LinkEmulator em, int count, int size, long spacingNanos) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(size);
+        long next = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            if (spacingNanos > 0) {
+                while (System.nanoTime() < next) {
+                    LockSupport.parkNanos(Math.max(1, next - System.nanoTime()));
+                }
+                next += spacingNanos;
+            }
+            b.clear();
+            b.putLong(0, i);
+            b.putLong(8, System.nanoTime());
+            client.send(b, em.address());
+        }
+    }
+
+    private List<long[]> awaitArrivals(int expected, long timeoutMs) {
+        long deadline = System.nanoTime() + timeoutMs * MS;
+        List<long[]> a = sink.arrivals();
+        long lastChange = System.nanoTime();
+        int lastSize = -1;
+        while (System.nanoTime() < deadline) {
+            a = sink.arrivals();
+            if (a.size() >= expected) {
+                return a;
+            }
+            if (a.size() != lastSize) {
+                lastSize = a.size();
+                lastChange = System.nanoTime();
+            } else if (System.nanoTime() - lastChange > 1500 * MS) {
+                return a; // nothing more is coming
+            }
+            LockSupport.parkNanos(20 * MS);
+        }
+        return a;
+    }
+
+    private double measuredRate(long bps, int packets) throws Exception {
+        synchronized (sink.arrivals) {
+            sink.arrivals.clear();
+        }
+        LinkProfile p = LinkProfile.builder().rate(bps).buffer(16 << 20).build();
+        try (LinkEmulator em = LinkEmulator.start(sink.address(), p, LinkProfile.transparent(), 1)) {
+            send(em, packets, 1200, 0);
+            List<long[]> a = awaitArrivals(packets, 20_000);
+            assertEquals(packets, a.size(), "a 16 MiB buffer drops nothing");
+            // bytes after the first arrival over the time to the last: over ~2.5 s a receiver thread
+            // descheduled for a few ms at either end moves the figure by a fraction of a percent
+            long span = a.get(packets - 1)[1] - a.get(0)[1];
+            return (packets - 1) * 1200 * 8e9 / span;
+        }
+    }
+
+    @Test
+    void rateWithinThreePercentAt10And50Mbit() throws Exception {
+        double r10 = measuredRate(10_000_000, 2500);
+        assertEquals(1.0, r10 / 10_000_000, 0.03, "measured " + r10);
+        double r50 = measuredRate(50_000_000, 12_500);
+        assertEquals(1.0, r50 / 50_000_000, 0.03, "measured " + r50);
+    }
+
+    @Test
+    void addedDelayWithinOneMillisecond() throws Exception {
+        LinkProfile p = LinkProfile.builder().delay(20 * MS).build();
+        try (LinkEmulator em = LinkEmulator.start(sink.address(), p, LinkProfile.transparent(), 1)) {
+            send(em, 100, 200, 2 * MS);
+            List<long[]> a = awaitArrivals(100, 10_000);
+            assertEquals(100, a.size());
+            long[] delays = a.stream().mapToLong(x -> x[1] - x[2]).sorted().toArray();
+            long median = delays[delays.length / 2];
+            assertTrue(Math.abs(median - 20 * MS) < MS, "median one-way delay " + median / 1e6 + " ms");
+            assertTrue(delays[0] >= 20 * MS, "never early: " + delays[0]);
+        }
+    }
+
+    @Test
+    void randomLossWithinStatisticalBoundsAndRepeatableBySeed() throws Exception {
+        long[][] received = new long[2][];
+        for (int run = 0; run < 2; run++) {
+            clearArrivals();
+            LinkProfile p = LinkProfile.builder().loss(0.05).build();
+            try (LinkEmulator em = LinkEmulator.start(sink.address(), p, LinkProfile.transparent(), 42)) {
+                send(em, 4000, 100, 20_000);
+                List<long[]> a = awaitArrivals(4000, 10_000);
+                long dropped = em.toServerStats().get("droppedRandom");
+                assertEquals(4000, a.size() + dropped, "every datagram delivered or counted as dropped");
+                double sigma = Math.sqrt(4000 * 0.05 * 0.95);
+                assertTrue(Math.abs(dropped - 200) < 5 * sigma, "dropped " + dropped + " of 4000 at 5%");
+                received[run] = a.stream().mapToLong(x -> x[0]).sorted().toArray();
+            }
+        }
+        assertTrue(Arrays.equals(received[0], received[1]), "same seed, same packets lost");
+    }
+
+    @Test
+    void dropTailBufferIsNeverExceeded() throws Exception {
+        LinkProfile p = LinkProfile.builder().rate(10_000_000).buffer(30_000).build();
+        try (LinkEmulator em = LinkEmulator.start(sink.address(), p, LinkProfile.transparent(), 1)) {
+            send(em, 500, 1200, 0);
+            List<long[]> a = awaitArrivals(500, 5_000);
+            var s = em.toServerStats();
+            assertTrue(s.get("droppedQueue") > 0, "a blast overflows a 30 kB buffer");
+            assertTrue(s.get("maxBacklogBytes") <= 30_000, "backlog " + s.get("maxBacklogBytes"));
+            assertEquals(500, a.size() + s.get("droppedQueue"));
+        }
+    }
+
+    @Test
+    void jitterKeepsOrderUnlessReorderingIsAsked() throws Exception {
+        LinkProfile jitter = LinkProfile.builder().delay(5 * MS).jitter(5 * MS).build();
+        try (LinkEmulator em = LinkEmulator.start(sink.address(), jitter, LinkProfile.transparent(), 3)) {
+            send(em, 300, 100, 300_000);
+            List<long[]> a = awaitArrivals(300, 5_000);
+            assertEquals(300, a.size());
+            assertEquals(0, inversions(a), "jitter alone must not reorder");
+        }
+        clearArrivals();
+        LinkProfile reorder = LinkProfile.builder().delay(5 * MS).reorder(0.1, 3 * MS).build();
+        try (LinkEmulator em = LinkEmulator.start(sink.address(), reorder, LinkProfile.transparent(), 3)) {
+            send(em, 300, 100, 300_000);
+            List<long[]> a = awaitArrivals(300, 5_000);
+            assertEquals(300, a.size());
+            assertTrue(inversions(a) > 5, "reordering asked for: " + inversions(a));
+        }
+    }
+
+    @Test
+    void duplicationBlackoutAndBurstLoss() throws Exception {
+        LinkProfile dup = LinkProfile.builder().duplicate(0.5).build();
+        try (LinkEmulator em = LinkEmulator.start(sink.address(), dup, LinkProfile.transparent(), 5)) {
+            send(em, 1000, 100, 20_000);
+            List<long[]> a = awaitArrivals(1500, 5_000);
+            long dups = em.toServerStats().get("duplicated");
+            assertEquals(1000 + dups, a.size());
+            assertTrue(dups > 400 && dups < 600, "duplicated " + dups);
+        }
+        clearArrivals();
+        LinkProfile blackout = LinkProfile.builder().blackout(100 * MS, 300 * MS).build();
+        try (LinkEmulator em = LinkEmulator.start(sink.address(), blackout, LinkProfile.transparent(), 5)) {
+            send(em, 100, 100, 5 * MS); // 0–500 ms
+            List<long[]> a = awaitArrivals(100, 5_000);
+            long blacked = em.toServerStats().get("droppedBlackout");
+            assertTrue(blacked >= 30 && blacked <= 50, "about 40 of 100 fall in 200 ms of 500: " + blacked);
+            assertEquals(100, a.size() + blacked);
+        }
+        clearArrivals();
+        LinkProfile burst = LinkProfile.builder().burstLoss(0.01, 0.2, 1.0).build();
+        try (LinkEmulator em = LinkEmulator.start(sink.address(), burst, LinkProfile.transparent(), 7)) {
+            send(em, 5000, 100, 10_000);
+            List<long[]> a = awaitArrivals(5000, 10_000);
+            boolean[] got = new boolean[5000];
+            a.forEach(x -> got[(int) x[0]] = true);
+            int losses = 0;
+            int runs = 0;
+            for (int i = 0; i < 5000; i++) {
+                if (!got[i]) {
+                    losses++;
+                    if (i == 0 || got[i - 1]) {
+                        runs++;
+                    }
+                }
+            }
+            assertTrue(losses > 50, "losses " + losses);
+            double meanBurst = (double) losses / runs;
+            assertTrue(meanBurst > 3, "Gilbert-Elliott losses come in bursts (mean 1/0.2 = 5): " + meanBurst);
+        }
+    }
+
+    @Test
+    void burstyServiceAggregatesDeliveries() throws Exception {
+        LinkProfile wifi = LinkProfile.builder().bursty(10 * MS).build();
+        try (LinkEmulator em = LinkEmulator.start(sink.address(), wifi, LinkProfile.transparent(), 1)) {
+            send(em, 200, 100, MS); // one per ms: about ten per service opportunity
+            List<long[]> a = awaitArrivals(200, 5_000);
+            assertEquals(200, a.size());
+            int clustered = 0;
+            for (int i = 1; i < a.size(); i++) {
+                if (a.get(i)[1] - a.get(i - 1)[1] < 500_000) {
+                    clustered++;
+                }
+            }
+            assertTrue(clustered > 150, "most arrivals follow the previous one within 0.5 ms: " + clustered);
+        }
+    }
+
+    @Test
+    void repliesTravelTheReverseDirection() throws Exception {
+        try (Sink echo = new Sink(true);
+             LinkEmulator em = LinkEmulator.start(echo.address(), LinkProfile.transparent(),
+                     LinkProfile.builder().delay(10 * MS).build(), 1)) {
+            ByteBuffer b = ByteBuffer.allocate(100);
+            b.putLong(0, 7).putLong(8, System.nanoTime());
+            long t0 = System.nanoTime();
+            client.send(b, em.address());
+            ByteBuffer r = ByteBuffer.allocate(200);
+            client.configureBlocking(true);
+            SocketAddress from = client.receive(r);
+            long rtt = System.nanoTime() - t0;
+            assertEquals(em.address(), from, "the reply comes from the emulator");
+            assertEquals(7, r.getLong(0));
+            assertTrue(rtt >= 10 * MS, "reply delayed by the to-client profile: " + rtt);
+            assertTrue(rtt < 500 * MS, "and not lost in the emulator: " + rtt);
+        }
+    }
+
+    private void clearArrivals() {
+        synchronized (sink.arrivals) {
+            sink.arrivals.clear();
+        }
+    }
+
+    private static int inversions(List<long[]> a) {
+        int n = 0;
+        for (int i = 1; i < a.size(); i++) {
+            if (a.get(i)[0] < a.get(i - 1)[0]) {
+                n++;
+            }
+        }
+        return n;
+    }
+}
