@@ -35,9 +35,11 @@ import java.util.SplittableRandom;
  * <h2>Safety mechanisms</h2>
  * Both are on by default and can be switched off with options:
  * <ul>
- *   <li>{@value #LOW_RTT_LENIENCY}: at min RTTs of at most 128 µs (loopback) min-RTT expiry, and
- *       hence PROBE_RTT, and delay-based decisions tolerate 128 µs of noise
- *       ({@link MinRttFilter}); after picoquic's {@code PICOQUIC_MINRTT_THRESHOLD}.</li>
+ *   <li>{@value #LOW_RTT_LENIENCY}: at min RTTs of at most 128 µs (loopback) RTT differences of
+ *       up to 128 µs are noise: a sample within that margin confirms the min RTT, so it does not
+ *       expire and PROBE_RTT is not entered for want of a strictly lower sample
+ *       ({@link MinRttFilter}), and the delay condition of the sanity check below also needs the
+ *       RTT to exceed the min by 128 µs; after picoquic's {@code PICOQUIC_MINRTT_THRESHOLD}.</li>
  *   <li>{@value #RATE_SANITY_CHECK}: in PROBE_BW, if the pacing rate exceeds three times a
  *       (non-app-limited) measured delivery rate while the RTT is above twice the min RTT, the
  *       max-bandwidth filter is reset to the delivery rate; after picoquic's
@@ -347,12 +349,6 @@ public abstract class BbrBase implements CongestionController {
             return true;
         }
         return false;
-    }
-
-    /** Whether delay signals should be trusted at this min RTT (false at tiny RTTs when lenient). */
-    protected final boolean delayIsSignal() {
-        long min = minRtt();
-        return !(lenientLowRtt && min > 0 && min <= MinRttFilter.LOW_RTT_NANOS);
     }
 
     protected final void markStartupExit(long now) {

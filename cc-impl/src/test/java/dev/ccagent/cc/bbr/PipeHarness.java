@@ -70,10 +70,6 @@ final class PipeHarness {
         return h;
     }
 
-    long bdpBytes() {
-        return (long) (rateBytesPerSecond * (rttNanos / 1e9));
-    }
-
     /** Runs until {@code until}, calling {@code probe} after every event. */
     void run(long until, Consumer<PipeHarness> probe) {
         while (now < until) {
