@@ -21,7 +21,8 @@ import dev.ccagent.cc.LossEvent;
  *       CRUISE (1.0) leaving {@value #HEADROOM} of inflight_hi free; after a random 2–3 s or
  *       min(BDP in packets, 63) rounds (Reno coexistence), REFILL (1.0, one round, lower bounds
  *       reset), then UP (1.25, cwnd gain 2.25, inflight_hi probed upward with a slope that doubles
- *       each round) until a min RTT passed and 1.25·BDP is in flight, or losses become too high.</li>
+ *       each round) until the delivery rate stopped growing (three rounds below +25%, unless
+ *       inflight_hi is what limits it), or losses become too high.</li>
  *   <li><b>Loss response</b>: a sample whose losses exceed {@value #LOSS_THRESH} of its
  *       in-flight bytes is "inflight too high": when probing, inflight_hi = max(tx_in_flight at the
  *       threshold crossing, {@value #BETA}·target). Outside probing, each round with loss lowers
