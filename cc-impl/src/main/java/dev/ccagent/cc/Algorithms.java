@@ -1,5 +1,7 @@
 package dev.ccagent.cc;
 
+import dev.ccagent.cc.bbr.Bbr1;
+import dev.ccagent.cc.bbr.Bbr3;
 import dev.ccagent.cc.cubic.Cubic;
 import dev.ccagent.cc.reno.HighBdpReno;
 import dev.ccagent.cc.reno.NewReno;
@@ -22,7 +24,9 @@ public final class Algorithms {
         for (AlgorithmDescriptor d : List.of(
                 NewReno.DESCRIPTOR,
                 Cubic.DESCRIPTOR,
-                HighBdpReno.DESCRIPTOR)) {
+                HighBdpReno.DESCRIPTOR,
+                Bbr1.DESCRIPTOR,
+                Bbr3.DESCRIPTOR)) {
             m.put(d.name(), d);
         }
         BY_NAME = Collections.unmodifiableMap(m);

@@ -144,7 +144,11 @@ public final class Simulator {
                 f.start();
                 break;
             case SENDER_WAKE:
-                f.wakeScheduled = Long.MAX_VALUE;
+                // A wake superseded by an earlier one is stale: it may still try to send, but must
+                // not clear the pending wake, or each stale wake would start another wake chain.
+                if (e.time >= f.wakeScheduled) {
+                    f.wakeScheduled = Long.MAX_VALUE;
+                }
                 f.trySend();
                 break;
             case LINK_DEPART:

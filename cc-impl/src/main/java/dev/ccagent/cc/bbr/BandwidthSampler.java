@@ -1,0 +1,444 @@
+package dev.ccagent.cc.bbr;
+
+import dev.ccagent.cc.AckEvent;
+
+/**
+ * Delivery-rate sampling for BBR, after draft-cheng-iccrg-delivery-rate-estimation as used by
+ * Linux {@code net/ipv4/tcp_rate.c}, quiche's {@code bandwidth_sampler.cc} and picoquic.
+ *
+ * <p>For every ack-eliciting packet sent it remembers the connection's delivery state at send
+ * time: bytes delivered so far, when that delivery happened, the send time of the first packet of
+ * the current flight, bytes lost so far, bytes in flight and whether the sender was application
+ * limited. When an ACK arrives, the newest-sent acknowledged packet P gives one rate sample:
+ * <pre>
+ *   delivered  = C.delivered − P.delivered
+ *   send_elapsed = P.sent_time − P.first_sent_time
+ *   ack_elapsed  = now − P.delivered_time
+ *   rate = delivered / max(send_elapsed, ack_elapsed)
+ * </pre>
+ * The max of the two intervals keeps ACK compression from inflating the estimate. As in Linux, an
+ * interval shorter than the min RTT is not trusted. An interval of zero or less (loopback ACKs can
+ * share a timestamp with the send) and a rate that comes out at zero give no sample: such a
+ * sample is never stored, so it can never reach the bandwidth filter or the pacer (the cause of
+ * the quic-go localhost spin, issue 4054).
+ *
+ * <p>Per-packet state lives in a preallocated ring indexed by packet number. It grows by doubling
+ * only when the span between the oldest tracked packet and a new one exceeds the capacity, up to
+ * {@link #MAX_CAPACITY}; beyond that the oldest entries are forgotten (they then give no sample,
+ * as quiche does for packets it stopped tracking). Packets acknowledged out of order, twice, after
+ * being declared lost, or never tracked are handled by lookup: an absent entry gives nothing.
+ * Allocation free except for that growth; not thread-safe.
+ */
+public final class BandwidthSampler {
+
+    /** Initial ring capacity in packets. */
+    public static final int INITIAL_CAPACITY = 256;
+    /** Largest ring (packets spanned between the oldest tracked and the newest sent). */
+    public static final int MAX_CAPACITY = 1 << 20;
+
+    // ---- ring of per-packet send state; size 0 marks an empty slot ----
+    private int mask;
+    private int[] size;
+    private long[] sentTime;
+    private long[] deliveredAtSend;
+    private long[] deliveredTimeAtSend;
+    private long[] firstSentTimeAtSend;
+    private long[] lostAtSend;
+    private long[] inflightAtSend;
+    private boolean[] appLimitedAtSend;
+    /** Lowest packet number that may still be tracked (all below are gone). */
+    private long base;
+    /** One past the highest packet number tracked so far. */
+    private long end;
+    private int tracked;
+
+    // ---- connection delivery state ----
+    private long delivered;
+    private long deliveredTime;
+    private long firstSentTime;
+    private long lost;
+    /** Delivered-bytes mark until which samples are app-limited; 0 when not app-limited. */
+    private long appLimitedUntil;
+    private long lastSentPacket = -1;
+    private long largestAckedPacket = -1;
+
+    // ---- the last ACK's rate sample ("rs") ----
+    private boolean hasPacket;
+    private boolean rateValid;
+    private long sampleRate;
+    private long sampleDelivered;
+    private long sampleInterval;
+    private long samplePriorDelivered;
+    private long samplePriorTime;
+    private long sampleSentTime;
+    private long sampleSendElapsed;
+    private long sampleAckElapsed;
+    private boolean sampleAppLimited;
+    private long sampleTxInFlight;
+    private long sampleLost;
+    private long newlyAcked;
+
+    // ---- the last lost packet's send state ----
+    private long lostPacketTxInFlight;
+    private long lostPacketLostSinceSend;
+    private boolean lostPacketAppLimited;
+    private long lostPacketDeliveredAtSend;
+
+    public BandwidthSampler() {
+        this(INITIAL_CAPACITY);
+    }
+
+    public BandwidthSampler(int initialCapacity) {
+        int cap = Integer.highestOneBit(Math.max(16, Math.min(MAX_CAPACITY, initialCapacity)) - 1) << 1;
+        allocate(cap);
+    }
+
+    private void allocate(int cap) {
+        mask = cap - 1;
+        size = new int[cap];
+        sentTime = new long[cap];
+        deliveredAtSend = new long[cap];
+        deliveredTimeAtSend = new long[cap];
+        firstSentTimeAtSend = new long[cap];
+        lostAtSend = new long[cap];
+        inflightAtSend = new long[cap];
+        appLimitedAtSend = new boolean[cap];
+    }
+
+    /** Ring capacity in packets. */
+    public int capacity() {
+        return mask + 1;
+    }
+
+    /** Packets currently tracked. */
+    public int trackedPackets() {
+        return tracked;
+    }
+
+    // ---------------------------------------------------------------- events
+
+    /**
+     * Records an ack-eliciting packet.
+     *
+     * @param inflightAfter bytes in flight including this packet
+     */
+    public void onPacketSent(long now, long packetNumber, int bytes, long inflightAfter) {
+        if (bytes <= 0) {
+            return;
+        }
+        long inflightBefore = inflightAfter - bytes;
+        if (inflightBefore <= 0 || tracked == 0) {
+            // A new flight after quiescence: both intervals start now (the draft's "A0 point").
+            firstSentTime = now;
+            deliveredTime = now;
+        }
+        lastSentPacket = Math.max(lastSentPacket, packetNumber);
+        if (tracked == 0) {
+            base = packetNumber;
+            end = packetNumber + 1;
+        } else if (packetNumber < base) {
+            return; // older than anything tracked: cannot be placed, gives no sample
+        } else if (packetNumber >= end) {
+            ensureSpan(packetNumber);
+            end = packetNumber + 1;
+        }
+        int i = (int) (packetNumber & mask);
+        if (size[i] == 0) {
+            tracked++;
+        }
+        size[i] = bytes;
+        sentTime[i] = now;
+        deliveredAtSend[i] = delivered;
+        deliveredTimeAtSend[i] = deliveredTime;
+        firstSentTimeAtSend[i] = firstSentTime;
+        lostAtSend[i] = lost;
+        inflightAtSend[i] = Math.max(bytes, inflightAfter);
+        appLimitedAtSend[i] = appLimitedUntil != 0;
+    }
+
+    /** Makes room so that {@code packetNumber - base} fits in the ring. */
+    private void ensureSpan(long packetNumber) {
+        long span = packetNumber - base + 1;
+        if (span <= capacity()) {
+            return;
+        }
+        if (capacity() < MAX_CAPACITY) {
+            int cap = capacity();
+            while (cap < span && cap < MAX_CAPACITY) {
+                cap <<= 1;
+            }
+            grow(cap);
+        }
+        if (packetNumber - base + 1 > capacity()) {
+            // Still too wide: forget the oldest entries (at most one ring's worth of work).
+            long newBase = packetNumber - capacity() + 1;
+            long stop = Math.min(end, newBase);
+            for (long p = base; p < stop; p++) {
+                int i = (int) (p & mask);
+                if (size[i] != 0) {
+                    size[i] = 0;
+                    tracked--;
+                }
+            }
+            base = newBase;
+            advanceBase();
+        }
+    }
+
+    private void grow(int newCap) {
+        int oldMask = mask;
+        int[] oSize = size;
+        long[] oSent = sentTime;
+        long[] oDel = deliveredAtSend;
+        long[] oDelTime = deliveredTimeAtSend;
+        long[] oFirst = firstSentTimeAtSend;
+        long[] oLost = lostAtSend;
+        long[] oInflight = inflightAtSend;
+        boolean[] oApp = appLimitedAtSend;
+        allocate(newCap);
+        for (long p = base; p < end; p++) {
+            int o = (int) (p & oldMask);
+            if (oSize[o] == 0) {
+                continue;
+            }
+            int n = (int) (p & mask);
+            size[n] = oSize[o];
+            sentTime[n] = oSent[o];
+            deliveredAtSend[n] = oDel[o];
+            deliveredTimeAtSend[n] = oDelTime[o];
+            firstSentTimeAtSend[n] = oFirst[o];
+            lostAtSend[n] = oLost[o];
+            inflightAtSend[n] = oInflight[o];
+            appLimitedAtSend[n] = oApp[o];
+        }
+    }
+
+    private int indexOf(long packetNumber) {
+        if (tracked == 0 || packetNumber < base || packetNumber >= end) {
+            return -1;
+        }
+        int i = (int) (packetNumber & mask);
+        return size[i] != 0 ? i : -1;
+    }
+
+    private void remove(int i, long packetNumber) {
+        size[i] = 0;
+        tracked--;
+        if (tracked == 0) {
+            base = end;
+        } else if (packetNumber == base) {
+            advanceBase();
+        }
+    }
+
+    private void advanceBase() {
+        while (base < end && size[(int) (base & mask)] == 0) {
+            base++;
+        }
+    }
+
+    /**
+     * The sender ran out of data with {@code bytesInFlight} outstanding: samples taken until that
+     * much more has been delivered are marked application limited.
+     */
+    public void onAppLimited(long bytesInFlight) {
+        appLimitedUntil = Math.max(1, delivered + Math.max(0, bytesInFlight));
+    }
+
+    /** Whether samples are currently being marked application limited. */
+    public boolean isAppLimited() {
+        return appLimitedUntil != 0;
+    }
+
+    /**
+     * Processes the newly acknowledged packets of an ACK and computes this ACK's rate sample.
+     *
+     * @param minRttNanos the current min RTT (0 when unknown): intervals shorter than it are not
+     *                    trusted
+     */
+    public void onAck(AckEvent ack, long minRttNanos) {
+        long now = ack.timeNanos;
+        hasPacket = false;
+        rateValid = false;
+        sampleRate = 0;
+        sampleDelivered = 0;
+        sampleInterval = 0;
+        newlyAcked = 0;
+        int n = ack.count();
+        for (int k = 0; k < n; k++) {
+            long pn = ack.packetNumber(k);
+            int i = indexOf(pn);
+            if (i < 0) {
+                continue;
+            }
+            int bytes = size[i];
+            delivered += bytes;
+            newlyAcked += bytes;
+            deliveredTime = Math.max(deliveredTime, now);
+            largestAckedPacket = Math.max(largestAckedPacket, pn);
+            // The sample comes from the most recently sent packet: largest delivered-at-send, ties
+            // broken by send time (packets acked out of order are looked up, not assumed).
+            if (!hasPacket || deliveredAtSend[i] > samplePriorDelivered
+                    || (deliveredAtSend[i] == samplePriorDelivered && sentTime[i] >= sampleSentTime)) {
+                hasPacket = true;
+                samplePriorDelivered = deliveredAtSend[i];
+                samplePriorTime = deliveredTimeAtSend[i];
+                sampleSentTime = sentTime[i];
+                sampleSendElapsed = sentTime[i] - firstSentTimeAtSend[i];
+                sampleAppLimited = appLimitedAtSend[i];
+                sampleTxInFlight = inflightAtSend[i];
+                sampleLost = lost - lostAtSend[i];
+                firstSentTime = sentTime[i];
+            }
+            remove(i, pn);
+        }
+        if (appLimitedUntil != 0 && delivered > appLimitedUntil) {
+            appLimitedUntil = 0;
+        }
+        if (!hasPacket) {
+            return;
+        }
+        sampleDelivered = delivered - samplePriorDelivered;
+        sampleAckElapsed = now - samplePriorTime;
+        long interval = Math.max(sampleSendElapsed, sampleAckElapsed);
+        sampleInterval = interval;
+        if (interval <= 0 || sampleDelivered <= 0) {
+            return; // same-instant ACK (loopback) or nothing delivered: no sample
+        }
+        if (minRttNanos > 0 && interval < minRttNanos) {
+            return; // shorter than a round trip: ACK compression, not a rate
+        }
+        double rate = sampleDelivered * 1e9 / interval;
+        if (!(rate >= 1)) {
+            return; // rounds to zero: never a sample
+        }
+        sampleRate = rate >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) rate;
+        rateValid = true;
+    }
+
+    /**
+     * Removes a lost packet. Returns whether it was tracked; if so its send state is available
+     * from {@link #lostPacketTxInFlight()} and friends until the next call.
+     */
+    public boolean onPacketLost(long packetNumber, int bytes) {
+        int i = indexOf(packetNumber);
+        if (i < 0) {
+            return false; // untracked, or reported twice: counted once, when it was tracked
+        }
+        lost += size[i];
+        lostPacketTxInFlight = inflightAtSend[i];
+        lostPacketLostSinceSend = lost - lostAtSend[i];
+        lostPacketAppLimited = appLimitedAtSend[i];
+        lostPacketDeliveredAtSend = deliveredAtSend[i];
+        remove(i, packetNumber);
+        return true;
+    }
+
+    /** Forgets a packet without counting it delivered or lost (e.g. a discarded packet number space). */
+    public void onPacketDiscarded(long packetNumber) {
+        int i = indexOf(packetNumber);
+        if (i >= 0) {
+            remove(i, packetNumber);
+        }
+    }
+
+    // ---------------------------------------------------------------- connection state
+
+    /** Bytes delivered (acknowledged) so far. */
+    public long delivered() {
+        return delivered;
+    }
+
+    /** Bytes lost so far. */
+    public long lost() {
+        return lost;
+    }
+
+    /** Time of the most recent delivery. */
+    public long deliveredTime() {
+        return deliveredTime;
+    }
+
+    public long lastSentPacket() {
+        return lastSentPacket;
+    }
+
+    public long largestAckedPacket() {
+        return largestAckedPacket;
+    }
+
+    // ---------------------------------------------------------------- last ACK's sample
+
+    /** Whether the last ACK acknowledged at least one tracked packet. */
+    public boolean hasPacket() {
+        return hasPacket;
+    }
+
+    /** Whether the last ACK produced a usable (positive, finite) rate sample. */
+    public boolean hasRateSample() {
+        return rateValid;
+    }
+
+    /** The last ACK's delivery rate in bytes per second, or 0 when it gave none. */
+    public long sampleRate() {
+        return sampleRate;
+    }
+
+    /** Bytes delivered over the sample's interval. */
+    public long sampleDelivered() {
+        return sampleDelivered;
+    }
+
+    /** The sample's interval, max(send elapsed, ack elapsed), nanoseconds (may be ≤ 0: no sample). */
+    public long sampleInterval() {
+        return sampleInterval;
+    }
+
+    /** Delivered count when the sampled packet was sent (for round counting). */
+    public long samplePriorDelivered() {
+        return samplePriorDelivered;
+    }
+
+    /** Send time of the sampled (newest) packet. */
+    public long sampleSentTime() {
+        return sampleSentTime;
+    }
+
+    /** Whether the sampled packet was sent while application limited. */
+    public boolean sampleAppLimited() {
+        return sampleAppLimited;
+    }
+
+    /** Bytes in flight when the sampled packet was sent (including it). */
+    public long sampleTxInFlight() {
+        return sampleTxInFlight;
+    }
+
+    /** Bytes lost between the sampled packet's send and this ACK. */
+    public long sampleLost() {
+        return sampleLost;
+    }
+
+    /** Bytes newly acknowledged by the last ACK (tracked packets only). */
+    public long newlyAcked() {
+        return newlyAcked;
+    }
+
+    // ---------------------------------------------------------------- last lost packet
+
+    public long lostPacketTxInFlight() {
+        return lostPacketTxInFlight;
+    }
+
+    public long lostPacketLostSinceSend() {
+        return lostPacketLostSinceSend;
+    }
+
+    public boolean lostPacketAppLimited() {
+        return lostPacketAppLimited;
+    }
+
+    public long lostPacketDeliveredAtSend() {
+        return lostPacketDeliveredAtSend;
+    }
+}
