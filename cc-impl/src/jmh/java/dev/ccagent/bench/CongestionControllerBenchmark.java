@@ -45,7 +45,7 @@ public class CongestionControllerBenchmark {
     static final long PACKET_INTERVAL_NANOS = 10_000L;
     static final int PACKETS_PER_LOSS = 1000;
 
-    @Param({"newreno", "cubic", "reno-hbdp"})
+    @Param({"newreno", "cubic", "reno-hbdp", "bbr1", "bbr3"})
     public String algorithm;
 
     private CongestionController cc;
