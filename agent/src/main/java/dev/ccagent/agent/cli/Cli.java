@@ -23,7 +23,7 @@ import java.util.concurrent.Callable;
 @Command(name = "ccagent", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
         description = "Congestion control for running Java QUIC servers: attach, inspect, change, detach.",
         subcommands = {Cli.ListCommand.class, Cli.AttachCommand.class, Cli.StatusCommand.class, Cli.SetCommand.class,
-            Cli.DetachCommand.class, CommandLine.HelpCommand.class})
+            Cli.DetachCommand.class, Cli.ReportCommand.class, CommandLine.HelpCommand.class})
 public final class Cli implements Callable<Integer> {
 
     static PrintWriter out;
@@ -188,6 +188,40 @@ public final class Cli implements Callable<Integer> {
             try (TargetJvm t = TargetJvm.attach(pid)) {
                 t.control().detach();
                 out.println("detached ccagent from pid " + pid + ": new connections use the stock algorithm");
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "report", mixinStandardHelpOptions = true,
+            description = "Summarise a JFR recording per canary arm: connections, goodput, RTT, loss, modes, alarms.")
+    static final class ReportCommand implements Callable<Integer> {
+        @Parameters(index = "0", description = "the .jfr file")
+        java.nio.file.Path recording;
+
+        @CommandLine.Option(names = "--html", paramLabel = "FILE", description = "also write a self-contained HTML page with charts")
+        java.nio.file.Path html;
+
+        @Override
+        public Integer call() {
+            dev.ccagent.agent.report.RecordingReport report;
+            try {
+                report = dev.ccagent.agent.report.RecordingReport.read(recording);
+            } catch (java.io.IOException e) {
+                throw new CliException(1, e.getMessage());
+            }
+            out.print(report.text());
+            if (html != null) {
+                try {
+                    dev.ccagent.agent.report.HtmlReport.write(report, html);
+                    out.println("HTML report: " + html.toAbsolutePath());
+                } catch (java.io.IOException | RuntimeException e) {
+                    throw new CliException(1, "cannot write " + html + ": " + e.getMessage());
+                }
+            }
+            if (report.problem() != null) {
+                err.println("ccagent: " + report.problem());
+                return 1;
             }
             return 0;
         }

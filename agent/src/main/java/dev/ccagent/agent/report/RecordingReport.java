@@ -1,0 +1,358 @@
+package dev.ccagent.agent.report;
+
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Reads a JFR recording (ccagent's events, by their stable names) and summarises it per canary arm:
+ * connections, goodput, RTT percentiles, losses, time per congestion mode, and the spin, pacing
+ * and allocation alarms. Reads what it can: a truncated or corrupt file yields the events before
+ * the damage and a {@link #problem()} saying where reading stopped.
+ */
+public final class RecordingReport {
+
+    static final String CONGESTION_STATE = "dev.ccagent.CongestionState";
+    static final String ALGORITHM_ASSIGNED = "dev.ccagent.AlgorithmAssigned";
+    static final List<String> ALARM_EVENTS = List.of("dev.ccagent.SendLoopSpin", "dev.ccagent.AckOnlySendLoop",
+            "dev.ccagent.PacingStall", "dev.ccagent.SendPathAllocation");
+
+    /** One CongestionState sample. */
+    public static final class Sample {
+        public final Instant time;
+        public final String mode;
+        public final long congestionWindow;
+        public final long bytesInFlight;
+        public final long pacingRate;
+        public final long bandwidthEstimate;
+        public final long smoothedRttNanos;
+        public final long minRttNanos;
+        public final long packetsLost;
+        public final long bytesAcked;
+
+        Sample(RecordedEvent e) {
+            time = e.getStartTime();
+            mode = string(e, "mode");
+            congestionWindow = number(e, "congestionWindow");
+            bytesInFlight = number(e, "bytesInFlight");
+            pacingRate = number(e, "pacingRate");
+            bandwidthEstimate = number(e, "bandwidthEstimate");
+            smoothedRttNanos = nanos(e, "smoothedRtt");
+            minRttNanos = nanos(e, "minRtt");
+            packetsLost = number(e, "packetsLost");
+            bytesAcked = number(e, "bytesAcked");
+        }
+    }
+
+    /** A connection's series. */
+    public static final class Connection {
+        public final String library;
+        public final String id;
+        String arm = "unassigned";
+        String algorithm = "";
+        final List<Sample> samples = new ArrayList<>();
+        final Map<String, Integer> alarms = new TreeMap<>();
+
+        Connection(String library, String id) {
+            this.library = library;
+            this.id = id;
+        }
+
+        public String arm() {
+            return arm;
+        }
+
+        public String algorithm() {
+            return algorithm;
+        }
+
+        public List<Sample> samples() {
+            return samples;
+        }
+
+        /** Acknowledged bytes per second between the first and the last sample; 0 with fewer than two. */
+        public double goodputBitsPerSecond() {
+            if (samples.size() < 2) {
+                return 0;
+            }
+            Sample a = samples.get(0);
+            Sample b = samples.get(samples.size() - 1);
+            double seconds = java.time.Duration.between(a.time, b.time).toNanos() / 1e9;
+            return seconds > 0 ? (b.bytesAcked - a.bytesAcked) * 8 / seconds : 0;
+        }
+
+        long bytesAcked() {
+            return samples.isEmpty() ? 0 : samples.get(samples.size() - 1).bytesAcked - samples.get(0).bytesAcked;
+        }
+
+        long packetsLost() {
+            return samples.isEmpty() ? 0 : samples.get(samples.size() - 1).packetsLost;
+        }
+    }
+
+    /** The figures of one arm (label and algorithm). */
+    public static final class ArmSummary {
+        public final String arm;
+        public int connections;
+        public long bytesAcked;
+        public long packetsLost;
+        public double meanGoodputBitsPerSecond;
+        public double rttP50Millis;
+        public double rttP95Millis;
+        public final Map<String, Double> secondsInMode = new TreeMap<>();
+        public final Map<String, Integer> alarms = new TreeMap<>();
+
+        ArmSummary(String arm) {
+            this.arm = arm;
+        }
+    }
+
+    private final Path file;
+    private final Map<String, Connection> connections = new LinkedHashMap<>();
+    private final Map<String, Integer> unattributedAlarms = new TreeMap<>();
+    private long events;
+    private String problem;
+
+    private RecordingReport(Path file) {
+        this.file = file;
+    }
+
+    /**
+     * Reads {@code file}. Throws only when nothing can be read at all (missing file, not a
+     * recording); otherwise damage is reported by {@link #problem()}.
+     */
+    public static RecordingReport read(Path file) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            throw new IOException("no such file: " + file);
+        }
+        RecordingReport r = new RecordingReport(file);
+        try (RecordingFile in = new RecordingFile(file)) {
+            while (in.hasMoreEvents()) {
+                RecordedEvent e;
+                try {
+                    e = in.readEvent();
+                } catch (IOException | RuntimeException ex) {
+                    r.problem = "the recording is damaged after " + r.events + " events (" + ex.getMessage()
+                            + "); the report covers what could be read";
+                    break;
+                }
+                r.events++;
+                r.accept(e);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (r.events == 0) {
+                throw new IOException(file + " is not a readable JFR recording: " + e.getMessage(), e);
+            }
+            r.problem = "the recording is damaged after " + r.events + " events (" + e.getMessage()
+                    + "); the report covers what could be read";
+        }
+        for (Connection c : r.connections.values()) {
+            c.samples.sort(Comparator.comparing(s -> s.time));
+        }
+        return r;
+    }
+
+    private void accept(RecordedEvent e) {
+        String type = e.getEventType().getName();
+        if (type.equals(CONGESTION_STATE)) {
+            Connection c = connection(e);
+            c.samples.add(new Sample(e));
+            String arm = string(e, "canaryArm");
+            if (!arm.isEmpty()) {
+                c.arm = arm;
+            }
+            String algorithm = string(e, "algorithm");
+            if (!algorithm.isEmpty()) {
+                c.algorithm = algorithm;
+            }
+        } else if (type.equals(ALGORITHM_ASSIGNED)) {
+            Connection c = connection(e);
+            c.arm = string(e, "canaryArm");
+            c.algorithm = string(e, "algorithm");
+        } else if (ALARM_EVENTS.contains(type)) {
+            if (type.equals("dev.ccagent.SendPathAllocation") && !e.getBoolean("flagged")) {
+                return;
+            }
+            String shortName = type.substring("dev.ccagent.".length());
+            String id = string(e, "connectionId");
+            if (id.isEmpty()) {
+                unattributedAlarms.merge(shortName, 1, Integer::sum);
+            } else {
+                connection(e).alarms.merge(shortName, 1, Integer::sum);
+            }
+        }
+    }
+
+    private Connection connection(RecordedEvent e) {
+        String library = string(e, "library");
+        String id = string(e, "connectionId");
+        return connections.computeIfAbsent(library + "/" + id, k -> new Connection(library, id));
+    }
+
+    public Path file() {
+        return file;
+    }
+
+    public long events() {
+        return events;
+    }
+
+    /** Why reading stopped early, or null when the whole file was read. */
+    public String problem() {
+        return problem;
+    }
+
+    public List<Connection> connections() {
+        return new ArrayList<>(connections.values());
+    }
+
+    /** Alarms not tied to a connection. */
+    public Map<String, Integer> unattributedAlarms() {
+        return unattributedAlarms;
+    }
+
+    /** Per arm, keyed "ARM ALGORITHM" (e.g. "canary bbr3"), in name order. */
+    public Map<String, ArmSummary> arms() {
+        Map<String, List<Connection>> byArm = new TreeMap<>();
+        for (Connection c : connections.values()) {
+            byArm.computeIfAbsent(c.arm + " " + (c.algorithm.isEmpty() ? "?" : c.algorithm), k -> new ArrayList<>())
+                    .add(c);
+        }
+        Map<String, ArmSummary> out = new LinkedHashMap<>();
+        for (Map.Entry<String, List<Connection>> e : byArm.entrySet()) {
+            ArmSummary s = new ArmSummary(e.getKey());
+            List<Long> rtts = new ArrayList<>();
+            double goodputSum = 0;
+            int withGoodput = 0;
+            for (Connection c : e.getValue()) {
+                s.connections++;
+                s.bytesAcked += c.bytesAcked();
+                s.packetsLost += c.packetsLost();
+                double g = c.goodputBitsPerSecond();
+                if (g > 0) {
+                    goodputSum += g;
+                    withGoodput++;
+                }
+                for (int i = 0; i < c.samples.size(); i++) {
+                    Sample smp = c.samples.get(i);
+                    if (smp.smoothedRttNanos > 0) {
+                        rtts.add(smp.smoothedRttNanos);
+                    }
+                    if (i + 1 < c.samples.size()) {
+                        double dt = java.time.Duration.between(smp.time, c.samples.get(i + 1).time).toNanos() / 1e9;
+                        s.secondsInMode.merge(smp.mode.isEmpty() ? "(stock)" : smp.mode, dt, Double::sum);
+                    }
+                }
+                c.alarms.forEach((k, v) -> s.alarms.merge(k, v, Integer::sum));
+            }
+            s.meanGoodputBitsPerSecond = withGoodput > 0 ? goodputSum / withGoodput : 0;
+            long[] sorted = rtts.stream().mapToLong(Long::longValue).sorted().toArray();
+            s.rttP50Millis = percentile(sorted, 50) / 1e6;
+            s.rttP95Millis = percentile(sorted, 95) / 1e6;
+            out.put(e.getKey(), s);
+        }
+        return out;
+    }
+
+    /** The text report. */
+    public String text() {
+        StringBuilder sb = new StringBuilder();
+        sb.append("recording ").append(file).append(": ").append(events).append(" events, ")
+                .append(connections.size()).append(" connections\n");
+        if (problem != null) {
+            sb.append("WARNING: ").append(problem).append('\n');
+        }
+        Map<String, ArmSummary> arms = arms();
+        if (arms.isEmpty()) {
+            sb.append("no ccagent congestion events in this recording (was it made with ccagent.jfc or jfr=...?)\n");
+        }
+        for (ArmSummary a : arms.values()) {
+            sb.append(String.format(Locale.ROOT, "%n%s: %d connection%s%n", a.arm, a.connections,
+                    a.connections == 1 ? "" : "s"));
+            sb.append(String.format(Locale.ROOT, "  goodput      %s mean per connection, %s acknowledged%n",
+                    rate(a.meanGoodputBitsPerSecond), bytes(a.bytesAcked)));
+            sb.append(String.format(Locale.ROOT, "  RTT          p50 %.1f ms, p95 %.1f ms (smoothed)%n",
+                    a.rttP50Millis, a.rttP95Millis));
+            sb.append(String.format(Locale.ROOT, "  loss         %d packets lost%s%n", a.packetsLost,
+                    a.bytesAcked > 0 ? String.format(Locale.ROOT, " (%.2f per MB acknowledged)",
+                            a.packetsLost / (a.bytesAcked / 1e6)) : ""));
+            StringBuilder modes = new StringBuilder();
+            double total = a.secondsInMode.values().stream().mapToDouble(Double::doubleValue).sum();
+            a.secondsInMode.forEach((m, s) -> modes.append(String.format(Locale.ROOT, "%s %.1fs (%.0f%%), ", m, s,
+                    total > 0 ? 100 * s / total : 0)));
+            sb.append("  modes        ").append(modes.length() > 0 ? modes.substring(0, modes.length() - 2) : "-")
+                    .append('\n');
+            sb.append("  alarms       ").append(a.alarms.isEmpty() ? "none" : a.alarms.toString()).append('\n');
+        }
+        if (!unattributedAlarms.isEmpty()) {
+            sb.append("\nalarms not tied to a connection: ").append(unattributedAlarms).append('\n');
+        }
+        return sb.toString();
+    }
+
+    static long percentile(long[] sorted, double p) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, i))];
+    }
+
+    static String rate(double bps) {
+        if (bps >= 1e9) {
+            return String.format(Locale.ROOT, "%.2f Gbit/s", bps / 1e9);
+        }
+        if (bps >= 1e6) {
+            return String.format(Locale.ROOT, "%.2f Mbit/s", bps / 1e6);
+        }
+        return String.format(Locale.ROOT, "%.1f kbit/s", bps / 1e3);
+    }
+
+    static String bytes(long b) {
+        if (b >= 1L << 30) {
+            return String.format(Locale.ROOT, "%.2f GiB", b / (double) (1L << 30));
+        }
+        if (b >= 1L << 20) {
+            return String.format(Locale.ROOT, "%.1f MiB", b / (double) (1L << 20));
+        }
+        return b + " B";
+    }
+
+    private static String string(RecordedEvent e, String field) {
+        if (!e.hasField(field)) {
+            return "";
+        }
+        Object v = e.getValue(field);
+        return v == null ? "" : v.toString();
+    }
+
+    private static long number(RecordedEvent e, String field) {
+        if (!e.hasField(field)) {
+            return 0;
+        }
+        Object v = e.getValue(field);
+        return v instanceof Number ? ((Number) v).longValue() : 0;
+    }
+
+    private static long nanos(RecordedEvent e, String field) {
+        if (!e.hasField(field)) {
+            return 0;
+        }
+        Object v = e.getValue(field);
+        if (v instanceof java.time.Duration) {
+            return ((java.time.Duration) v).toNanos();
+        }
+        return v instanceof Number ? ((Number) v).longValue() : 0;
+    }
+}
