@@ -1,6 +1,7 @@
 package dev.ccagent.jfr;
 
 import jdk.jfr.Category;
+import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
 import jdk.jfr.Frequency;
 import jdk.jfr.Label;
@@ -37,6 +38,11 @@ public final class AckOnlySendLoop extends jdk.jfr.Event {
     @Label("Ack-Eliciting Packets")
     @Description("Ack-eliciting (in-flight) packets sent in the window")
     public long ackElicitingPackets;
+
+    @Label("Ack-Eliciting Bytes")
+    @Description("Bytes of those packets (a PING added to an ACK is tens of bytes; data packets are ~1200)")
+    @DataAmount(DataAmount.BYTES)
+    public long ackElicitingBytes;
 
     @Label("Packets Received")
     public long packetsReceived;
