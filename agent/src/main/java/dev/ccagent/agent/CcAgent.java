@@ -5,6 +5,7 @@ import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.control.Control;
 import dev.ccagent.agent.instrument.Installer;
 import dev.ccagent.agent.instrument.TargetModule;
+import dev.ccagent.agent.jfr.AgentJfr;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
@@ -73,10 +74,12 @@ public final class CcAgent {
         if (transformer != null) {
             AgentRuntime.setConfig(config);
             AgentLog.info("reconfigured on " + how + ": " + config);
+            AgentJfr.reconfigured(config, how);
             return;
         }
         List<TargetModule> modules = Installer.modules(config);
         AgentRuntime.setConfig(config);
+        AgentJfr.started(config, how); // before install: module applied/skipped events land in the recording
         transformer = Installer.install(instrumentation, modules);
         AgentLog.info("installed on " + how + " (" + config + "); Java " + Runtime.version());
     }
@@ -92,6 +95,7 @@ public final class CcAgent {
             }
             transformer = null;
         }
+        AgentJfr.detached();
         AgentLog.info("detached: new connections use the stock congestion control");
     }
 }

@@ -54,6 +54,9 @@ public final class AgentArgs {
         k.put("fix.kwik-stream-stall", "on|off: work around kwik's stream-send race (default off)");
         k.put("targets", "libraries to instrument: kwik,netty (default both)");
         k.put("profile-on-spin", "directory for async-profiler captures when a send-loop spin is detected");
+        k.put("profile-on-spin.duration", "length of one capture, e.g. 10s (default 10s, 1s..5min)");
+        k.put("profile-on-spin.every", "at most one capture per this interval, e.g. 10min (default 10min)");
+        k.put("detect", "on|off: per-connection send-loop counters and the spin detector, also on stock connections (default on)");
         KEYS = java.util.Collections.unmodifiableMap(k);
     }
 
@@ -204,6 +207,9 @@ public final class AgentArgs {
         boolean fixStall = false;
         Set<String> targets = new LinkedHashSet<>(KNOWN_TARGETS);
         Path profileDir = null;
+        long profileDuration = 10_000_000_000L;
+        long profileEvery = 600_000_000_000L;
+        boolean detect = true;
 
         for (Map.Entry<String, String> e : entries.entrySet()) {
             String key = e.getKey();
@@ -245,6 +251,21 @@ public final class AgentArgs {
                         break;
                     case "profile-on-spin":
                         profileDir = path(value);
+                        break;
+                    case "profile-on-spin.duration":
+                        profileDuration = Units.parseDurationNanos(value);
+                        if (profileDuration < 1_000_000_000L || profileDuration > 300_000_000_000L) {
+                            throw new CcConfigException("between 1s and 5min");
+                        }
+                        break;
+                    case "profile-on-spin.every":
+                        profileEvery = Units.parseDurationNanos(value);
+                        if (profileEvery < 1_000_000_000L) {
+                            throw new CcConfigException("at least 1s");
+                        }
+                        break;
+                    case "detect":
+                        detect = onOff(value);
                         break;
                     default:
                         if (key.startsWith("opt.")) {
@@ -290,7 +311,8 @@ public final class AgentArgs {
             return new Result(null, problems);
         }
         return new Result(new AgentConfig(defaultArm, canaryArms, level, jfr, jfrMaxSize, jfrMaxAge, fixStall,
-                targets, profileDir, new LinkedHashMap<>(entries)), problems);
+                targets, profileDir, new LinkedHashMap<>(entries))
+                .withDetection(detect, profileDuration, profileEvery), problems);
     }
 
     private static AgentConfig.Arm arm(String label, String algorithm, double pct, Map<String, CcOptions> validated) {

@@ -73,6 +73,9 @@ public final class AgentConfig {
     private final Set<String> targets;
     private final Path profileOnSpinDir;
     private final Map<String, String> raw;
+    private boolean detect = true;
+    private long profileDurationNanos = 10_000_000_000L;
+    private long profileEveryNanos = 600_000_000_000L;
 
     AgentConfig(Arm defaultArm, List<Arm> canaryArms, AgentLog.Level logLevel, Path jfrFile, long jfrMaxSizeBytes,
                 long jfrMaxAgeNanos, boolean fixKwikStreamStall, Set<String> targets, Path profileOnSpinDir,
@@ -132,6 +135,29 @@ public final class AgentConfig {
 
     public Path profileOnSpinDir() {
         return profileOnSpinDir;
+    }
+
+    /** Sets the detection settings (while building, before the configuration is published). */
+    AgentConfig withDetection(boolean detect, long profileDurationNanos, long profileEveryNanos) {
+        this.detect = detect;
+        this.profileDurationNanos = profileDurationNanos;
+        this.profileEveryNanos = profileEveryNanos;
+        return this;
+    }
+
+    /** Whether send-loop counters and the spin detector run (also for stock connections). */
+    public boolean detect() {
+        return detect;
+    }
+
+    /** Length of one async-profiler capture. */
+    public long profileDurationNanos() {
+        return profileDurationNanos;
+    }
+
+    /** Minimum interval between two captures. */
+    public long profileEveryNanos() {
+        return profileEveryNanos;
     }
 
     /** The configuration as given, after merging a config file (for logs, events and status). */

@@ -107,10 +107,13 @@ public abstract class TargetModule {
 
     /** Hook for lifecycle events (JFR) when the module applies to a loader. */
     protected void onApplied(ClassLoader loader, String version) {
+        dev.ccagent.agent.jfr.CcJfr.lifecycle("module applied", library(), version, description() + " in " + loaderName(loader));
     }
 
     /** Hook for lifecycle events (JFR) when it skips a loader where the library is present. */
     protected void onSkipped(ClassLoader loader, String version, String reason) {
+        dev.ccagent.agent.jfr.CcJfr.lifecycle("module skipped", library(), version,
+                description() + " in " + loaderName(loader) + ": " + reason);
     }
 
     static String loaderName(ClassLoader loader) {

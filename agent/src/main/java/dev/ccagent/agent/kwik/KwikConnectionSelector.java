@@ -46,6 +46,7 @@ final class KwikConnectionSelector {
         AgentConfig.Arm arm = AlgorithmSelector.select(config, AlgorithmSelector.hash(connectionId));
         CongestionController cc = ControllerFactory.create(arm, maxPacketSize);
         AgentRuntime.countConnection("kwik", arm);
+        KwikTelemetry.assigned(role, connectionId, arm);
         if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
             AgentLog.debug("kwik " + role + " connection " + hex(connectionId) + ": " + arm.label() + " arm, "
                     + arm.algorithm() + (arm.options() != null ? " " + arm.options() : ""));

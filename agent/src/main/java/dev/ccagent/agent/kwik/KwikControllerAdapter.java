@@ -3,6 +3,7 @@ package dev.ccagent.agent.kwik;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.agent.runtime.WakeupTimer;
+import dev.ccagent.agent.detect.SendTelemetry;
 import dev.ccagent.cc.AckEvent;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.LossEvent;
@@ -49,6 +50,8 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private final LossEvent lossEvent = new LossEvent();
     private final RttEstimator rtt;
     private final long wallToMonoOffset;
+    /** Send-path counters for the spin detector and JFR (kept for stock connections too). */
+    private final SendTelemetry telemetry = new SendTelemetry("kwik");
 
     /** kwik's own controller: the fallback, and the whole behaviour for a stock arm. */
     private CongestionController stock;
@@ -82,6 +85,18 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     void setStock(CongestionController stock) {
         this.stock = stock;
+    }
+
+    /** Observes a stock-arm connection: kwik's controller decides, we only count (detector, JFR). */
+    void observeStock(AgentConfig.Arm stockArm) {
+        synchronized (this) {
+            this.arm = stockArm;
+            this.delegate = stock;
+        }
+    }
+
+    public SendTelemetry telemetry() {
+        return telemetry;
     }
 
     /** The algorithm in charge: ours, or {@code stock} (an arm that keeps kwik's, or a fallback). */
@@ -127,6 +142,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void registerInFlight(QuicPacket packet) {
+        telemetry.packetInFlight(packet.getSize());
         CongestionController d = delegate;
         if (d != null) {
             d.registerInFlight(packet);
@@ -195,6 +211,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
                 ev.ackDelayNanos = pendingAckDelay;
                 if (ev.count() > 0) {
                     cc.onAck(ev);
+                    KwikTelemetry.afterUpdate(this, cc, bytesInFlight);
                 }
                 pendingAckTime = 0;
                 pendingLargestAcked = -1;
@@ -236,6 +253,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
                 bytesInFlight = Math.max(0, bytesInFlight - removed);
                 if (ev.count() > 0) {
                     cc.onPacketsLost(ev);
+                    KwikTelemetry.afterUpdate(this, cc, bytesInFlight);
                 }
                 inFlight = bytesInFlight;
             }
@@ -315,7 +333,11 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     public long remainingCwnd() {
         CongestionController d = delegate;
         if (d != null) {
-            return d.remainingCwnd();
+            long r = d.remainingCwnd();
+            if (r <= 0) {
+                telemetry.windowRefused();
+            }
+            return r;
         }
         try {
             synchronized (this) {
@@ -325,15 +347,27 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
                 long room = cc.congestionWindow() - bytesInFlight;
                 if (room <= 0) {
                     windowLimited++;
+                    telemetry.windowRefused();
                     return 0; // an ACK or loss will wake the sender (bytesInFlightDecreased)
                 }
                 long now = System.nanoTime();
                 long at = cc.earliestSendTime(now, maxPacketSize);
                 if (at > now) {
                     pacerBlocked++;
+                    telemetry.pacerRefused(now, at);
                     AgentRuntime.timer().schedule(wakeup, at);
                     return 0;
                 }
+                if (at < now && cc.pacingRate() <= 0) {
+                    // Contract violation (the quic-go 4054 shape): no budget (rate 0), yet a send time in
+                    // the past. Sending would ignore the pacer; asking again at once would spin. Wait a
+                    // minimum interval instead, and count it so that the detector reports it.
+                    pacerBlocked++;
+                    telemetry.pastSendTime(now);
+                    AgentRuntime.timer().schedule(wakeup, now + SendTelemetry.PAST_TIME_MIN_WAIT_NANOS);
+                    return 0;
+                }
+                KwikTelemetry.allowed(this, cc, now);
                 return Math.min(Math.max(room, maxPacketSize), Integer.MAX_VALUE);
             }
         } catch (RuntimeException e) {
@@ -375,6 +409,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
                 KwikReflection.setStockBytesInFlight(stock, bytesInFlight);
                 delegate = stock;
                 AgentRuntime.timer().cancel(wakeup);
+                KwikTelemetry.fellBack(this, where, e);
             }
         }
         AgentRuntime.recordFallback("kwik " + (cc != null ? cc.algorithm() : "controller") + " " + where, e);

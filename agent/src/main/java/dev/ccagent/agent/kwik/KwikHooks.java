@@ -27,7 +27,9 @@ public final class KwikHooks {
     public static void onSenderCreated(Object sender, String id, int maxPacketSize) {
         try {
             AgentConfig config = AgentRuntime.config();
-            if (config == null || !config.injectsAnything() || !(sender instanceof CongestionControlEventListener)) {
+            boolean observe = config != null && config.detect(); // counters for the detector/JFR, stock arms too
+            if (config == null || !(config.injectsAnything() || observe)
+                    || !(sender instanceof CongestionControlEventListener)) {
                 return;
             }
             boolean server = id != null && !id.isEmpty();
@@ -36,18 +38,22 @@ public final class KwikHooks {
             AgentConfig.Arm arm = null;
             if (server) {
                 KwikConnectionSelector.Choice choice = selector.choose(KwikReflection.hexToBytes(id), maxPacketSize);
-                if (choice.controller == null) {
+                if (choice.controller == null && !observe) {
                     return; // stock arm: kwik's own controller stays, untouched
                 }
                 cc = choice.controller;
                 arm = choice.arm;
             }
-            long initialRtt = arm != null ? arm.options().initialRttNanos()
+            long initialRtt = arm != null && !arm.isStock() ? arm.options().initialRttNanos()
                     : initialRttOf(config);
             KwikControllerAdapter adapter = new KwikControllerAdapter(sender, (CongestionControlEventListener) sender,
                     maxPacketSize, selector, cc, arm, initialRtt);
             CongestionController stock = KwikReflection.swapController(sender, adapter);
             adapter.setStock(stock);
+            if (arm != null && arm.isStock()) {
+                adapter.observeStock(arm); // kwik's controller decides; the adapter only counts
+            }
+            KwikTelemetry.attach(adapter, sender, id);
             KwikConnections.register(adapter);
         } catch (Throwable t) {
             AgentRuntime.recordFallback("kwik controller injection", t);

@@ -123,6 +123,9 @@ public final class KwikModule extends TargetModule {
                 .transform(new AgentBuilder.Transformer.ForAdvice()
                         .include(ours)
                         .advice(named("onAckReceived").and(takesArguments(2)), AckReceivedAdvice.class.getName()));
+        if (config.detect()) {
+            b = KwikTelemetry.extend(b, loaderCheck); // send-loop counters for the spin detector
+        }
         if (config.fixKwikStreamStall()) {
             b = b.type(named("tech.kwik.core.stream.StreamOutputStreamImpl"), loaderCheck)
                     .transform((typeBuilder, type, loader, module, domain) -> {

@@ -1,0 +1,334 @@
+package dev.ccagent.agent.detect;
+
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.kwik.KwikConnections;
+import dev.ccagent.agent.kwik.KwikControllerAdapter;
+import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.jfr.AckOnlySendLoop;
+import dev.ccagent.jfr.JfrSwitch;
+import dev.ccagent.jfr.SendLoopSpin;
+import dev.ccagent.jfr.SendPathAllocation;
+
+import java.lang.management.ManagementFactory;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Evaluates every live connection's {@link SendTelemetry} once per window (1 s) on one daemon
+ * thread ({@code ccagent-detector}); nothing runs per packet. Per window:
+ * <ul>
+ *   <li><b>ACK-only send loop</b>: at least {@value #ACK_ONLY_MIN} ACK-only datagrams and
+ *       {@value #ACK_ONLY_RATE}/s, at most {@value #ACK_ELICITING_BYTES_MAX} bytes of ack-eliciting
+ *       packets (PINGs kwik adds to ACKs are tens of bytes; data is not), while the controller refused to send (so the sender had something to say): a
+ *       healthy upload-only receiver acks just as much but its controller never refuses.</li>
+ *   <li><b>Send-loop spin</b>: at least {@value #PAST_RATE}/s "no budget but a send time in the
+ *       past" answers, or {@value #EMPTY_RATE}/s wake-ups that sent nothing beyond the ones received
+ *       packets explain (each received packet wakes kwik's sender once).</li>
+ *   <li><b>Allocation</b>: bytes allocated by the connection's sender and receiver threads
+ *       ({@code com.sun.management.ThreadMXBean#getThreadAllocatedBytes}) per packet; flagged above
+ *       {@value #ALLOC_RATE_FLAG} B/s, or above {@value #ALLOC_PER_PACKET_FLAG} B/packet at more than
+ *       {@value #ALLOC_RATE_MIN} B/s.</li>
+ * </ul>
+ * A detection writes the JFR event, logs one line (at most once a minute per connection and kind)
+ * and asks {@link ProfilerCapture} for a capture when {@code profile-on-spin} is set.
+ */
+public final class SpinDetector {
+
+    static final long WINDOW_MILLIS = 1000;
+    static final long ACK_ONLY_MIN = 50;
+    static final long ACK_ONLY_RATE = 50;
+    static final long ACK_ELICITING_BYTES_MAX = 4 * 1200;
+    static final long PAST_RATE = 50;
+    static final long EMPTY_RATE = 500;
+    static final long ALLOC_RATE_FLAG = 256L * 1024 * 1024;
+    static final long ALLOC_PER_PACKET_FLAG = 256 * 1024;
+    static final long ALLOC_RATE_MIN = 16L * 1024 * 1024;
+    private static final long LOG_EVERY_NANOS = 60_000_000_000L;
+
+    private static SpinDetector running;
+
+    private final ScheduledExecutorService timer;
+    private final ScheduledFuture<?> task;
+    private final com.sun.management.ThreadMXBean threads;
+    private volatile ProfilerCapture capture;
+    private volatile long detections;
+
+    private SpinDetector(AgentConfig config) {
+        this.threads = threadBean();
+        this.capture = config.profileOnSpinDir() != null ? new ProfilerCapture(config.profileOnSpinDir(),
+                config.profileDurationNanos(), config.profileEveryNanos()) : null;
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "ccagent-detector");
+            t.setDaemon(true);
+            return t;
+        });
+        this.task = timer.scheduleWithFixedDelay(this::tick, WINDOW_MILLIS, WINDOW_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    private static com.sun.management.ThreadMXBean threadBean() {
+        try {
+            java.lang.management.ThreadMXBean b = ManagementFactory.getThreadMXBean();
+            if (b instanceof com.sun.management.ThreadMXBean) {
+                com.sun.management.ThreadMXBean s = (com.sun.management.ThreadMXBean) b;
+                if (s.isThreadAllocatedMemorySupported()) {
+                    if (!s.isThreadAllocatedMemoryEnabled()) {
+                        s.setThreadAllocatedMemoryEnabled(true);
+                    }
+                    return s;
+                }
+            }
+        } catch (Throwable t) {
+            AgentLog.warn("per-thread allocation counters unavailable; SendPathAllocation is off: " + t);
+        }
+        return null;
+    }
+
+    /** Starts (or reconfigures) the detector when the configuration asks for it; stops it otherwise. */
+    public static synchronized void apply(AgentConfig config) {
+        if (config == null || !config.detect()) {
+            stop();
+            return;
+        }
+        if (running == null) {
+            try {
+                running = new SpinDetector(config);
+            } catch (Throwable t) {
+                AgentLog.error("spin detector could not start; continuing without it", t);
+            }
+        } else {
+            ProfilerCapture old = running.capture;
+            running.capture = config.profileOnSpinDir() != null ? new ProfilerCapture(config.profileOnSpinDir(),
+                    config.profileDurationNanos(), config.profileEveryNanos()) : null;
+            if (old != null) {
+                old.close();
+            }
+        }
+    }
+
+    /** Stops the timer thread and any capture in progress. */
+    public static synchronized void stop() {
+        SpinDetector d = running;
+        running = null;
+        if (d != null) {
+            d.task.cancel(false);
+            d.timer.shutdownNow();
+            try {
+                d.timer.awaitTermination(2, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            ProfilerCapture c = d.capture;
+            if (c != null) {
+                c.close();
+            }
+        }
+    }
+
+    /** Detections so far (tests, status). */
+    public static synchronized long detections() {
+        return running != null ? running.detections : 0;
+    }
+
+    private void tick() {
+        try {
+            JfrSwitch.refresh();
+            List<KwikControllerAdapter> live = KwikConnections.live();
+            long now = System.nanoTime();
+            for (KwikControllerAdapter a : live) {
+                try {
+                    evaluate(a, a.telemetry(), now);
+                } catch (Throwable t) {
+                    AgentLog.warnOnce("detector-eval", "spin detector could not evaluate a connection", t);
+                }
+            }
+        } catch (Throwable t) {
+            AgentLog.warnOnce("detector-tick", "spin detector tick failed", t);
+        }
+    }
+
+    void evaluate(KwikControllerAdapter a, SendTelemetry t, long now) {
+        long wakeups = t.wakeups;
+        long empty = t.emptyWakeups;
+        long datagrams = t.datagramsSent;
+        long inFlight = t.inFlightPackets;
+        long inFlightBytes = t.inFlightBytes;
+        long refusals = t.refusals;
+        long past = t.pastSendTimes;
+        long received = t.packetsReceived;
+        long senderAlloc = allocated(t.senderThreadId);
+        long receiverAlloc = allocated(t.receiverThreadId);
+        if (t.pTime == 0) {
+            t.pInFlightBytes = inFlightBytes;
+            remember(t, now, wakeups, empty, datagrams, inFlight, refusals, past, received, senderAlloc, receiverAlloc);
+            return;
+        }
+        long window = now - t.pTime;
+        double seconds = window / 1e9;
+        long dWake = wakeups - t.pWakeups;
+        long dEmpty = empty - t.pEmpty;
+        long dDatagrams = datagrams - t.pDatagrams;
+        long dInFlight = inFlight - t.pInFlight;
+        long dInFlightBytes = inFlightBytes - t.pInFlightBytes;
+        t.pInFlightBytes = inFlightBytes;
+        long dRefusals = refusals - t.pRefusals;
+        long dPast = past - t.pPast;
+        long dReceived = received - t.pReceived;
+        long dSenderAlloc = senderAlloc >= 0 && t.pSenderAlloc >= 0 ? senderAlloc - t.pSenderAlloc : -1;
+        long dReceiverAlloc = receiverAlloc >= 0 && t.pReceiverAlloc >= 0 ? receiverAlloc - t.pReceiverAlloc : -1;
+        remember(t, now, wakeups, empty, datagrams, inFlight, refusals, past, received, senderAlloc, receiverAlloc);
+        if (dWake == 0 && dDatagrams == 0 && dReceived == 0) {
+            return; // idle or closed
+        }
+        String algorithm = a.algorithm();
+        String id = t.connectionId();
+        if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
+            AgentLog.debug("detector " + id + " " + algorithm + ": wake-ups " + dWake + " (empty " + dEmpty + "), datagrams "
+                    + dDatagrams + ", in flight " + dInFlight + " (" + dInFlightBytes + " B), refusals " + dRefusals + ", past " + dPast
+                    + ", received " + dReceived + ", alloc sender " + dSenderAlloc + " receiver " + dReceiverAlloc);
+        }
+
+        long ackOnly = Math.max(0, dDatagrams - dInFlight);
+        double ackOnlyRate = ackOnly / seconds;
+        if (ackOnly >= ACK_ONLY_MIN && ackOnlyRate >= ACK_ONLY_RATE && dInFlightBytes <= ACK_ELICITING_BYTES_MAX
+                && dRefusals > 0) {
+            detections++;
+            if (JfrSwitch.on) {
+                AckOnlySendLoop e = new AckOnlySendLoop();
+                if (e.shouldCommit()) {
+                    e.library = t.library();
+                    e.connectionId = id;
+                    e.algorithm = algorithm;
+                    e.ackOnlyPackets = ackOnly;
+                    e.ackElicitingPackets = dInFlight;
+                    e.ackElicitingBytes = dInFlightBytes;
+                    e.packetsReceived = dReceived;
+                    e.refusals = dRefusals;
+                    e.ackOnlyRate = ackOnlyRate;
+                    e.window = window;
+                    e.commit();
+                }
+            }
+            if (now - t.lastLogAck > LOG_EVERY_NANOS || t.lastLogAck == 0) {
+                t.lastLogAck = now;
+                AgentLog.warn(String.format("ACK-only send loop on %s connection %s (%s): %d ACK-only datagrams "
+                        + "(%.0f/s), %d ack-eliciting, %d refusals by the controller in %.1f s", t.library(), id,
+                        algorithm, ackOnly, ackOnlyRate, dInFlight, dRefusals, seconds));
+            }
+            profile("ACK-only send loop on " + id);
+        }
+
+        long unexplained = Math.max(0, dEmpty - dReceived);
+        double emptyRate = unexplained / seconds;
+        double pastRate = dPast / seconds;
+        if (pastRate >= PAST_RATE || emptyRate >= EMPTY_RATE) {
+            detections++;
+            if (JfrSwitch.on) {
+                SendLoopSpin e = new SendLoopSpin();
+                if (e.shouldCommit()) {
+                    e.library = t.library();
+                    e.connectionId = id;
+                    e.algorithm = algorithm;
+                    e.wakeups = dWake;
+                    e.emptyWakeups = dEmpty;
+                    e.packetsReceived = dReceived;
+                    e.pastSendTimes = dPast;
+                    e.emptyWakeupRate = emptyRate;
+                    e.window = window;
+                    e.commit();
+                }
+            }
+            if (now - t.lastLogSpin > LOG_EVERY_NANOS || t.lastLogSpin == 0) {
+                t.lastLogSpin = now;
+                AgentLog.warn(String.format("send-loop spin on %s connection %s (%s): %d wake-ups, %d sent nothing "
+                        + "(%.0f/s unexplained by received packets), %d send times in the past in %.1f s", t.library(),
+                        id, algorithm, dWake, dEmpty, emptyRate, dPast, seconds));
+            }
+            profile("send-loop spin on " + id);
+        }
+
+        allocation(t, id, "sender", t.senderThreadId, dSenderAlloc, dDatagrams, window, now);
+        allocation(t, id, "receiver", t.receiverThreadId, dReceiverAlloc, dReceived, window, now);
+    }
+
+    private void allocation(SendTelemetry t, String id, String path, long threadId, long allocated, long packets,
+                            long window, long now) {
+        if (allocated < 0 || threadId == 0) {
+            return;
+        }
+        long perPacket = allocated / Math.max(1, packets);
+        long rate = (long) (allocated / (window / 1e9));
+        // kwik's handshake allocates ~130 KiB per packet at ~1 MB/s; its bulk sender ~17 KiB per datagram
+        // at ~40 MB/s (measured). The seed bug allocated 8 GB in 15 s (~530 MB/s).
+        boolean flagged = rate > ALLOC_RATE_FLAG || (perPacket > ALLOC_PER_PACKET_FLAG && rate > ALLOC_RATE_MIN);
+        if (JfrSwitch.on && (packets > 0 || allocated > 0)) {
+            SendPathAllocation e = new SendPathAllocation();
+            if (e.shouldCommit()) {
+                e.library = t.library();
+                e.connectionId = id;
+                e.path = path;
+                e.threadName = threadName(threadId);
+                e.allocated = allocated;
+                e.packets = packets;
+                e.bytesPerPacket = perPacket;
+                e.allocationRate = rate;
+                e.flagged = flagged;
+                e.threshold = ALLOC_PER_PACKET_FLAG;
+                e.window = window;
+                e.commit();
+            }
+        }
+        if (flagged) {
+            detections++;
+            if (now - t.lastLogAlloc > LOG_EVERY_NANOS || t.lastLogAlloc == 0) {
+                t.lastLogAlloc = now;
+                AgentLog.warn(String.format("allocation storm on the %s thread of %s connection %s: %d B per packet, "
+                        + "%d MB/s", path, t.library(), id, perPacket, rate >> 20));
+            }
+            profile("allocation storm on " + id);
+        }
+    }
+
+    private String threadName(long id) {
+        try {
+            java.lang.management.ThreadInfo info = threads != null ? threads.getThreadInfo(id) : null;
+            return info != null ? info.getThreadName() : "";
+        } catch (RuntimeException e) {
+            return "";
+        }
+    }
+
+    private long allocated(long threadId) {
+        if (threads == null || threadId == 0) {
+            return -1;
+        }
+        try {
+            return threads.getThreadAllocatedBytes(threadId);
+        } catch (RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private static void remember(SendTelemetry t, long now, long wakeups, long empty, long datagrams, long inFlight,
+                                 long refusals, long past, long received, long senderAlloc, long receiverAlloc) {
+        t.pTime = now;
+        t.pWakeups = wakeups;
+        t.pEmpty = empty;
+        t.pDatagrams = datagrams;
+        t.pInFlight = inFlight;
+        t.pRefusals = refusals;
+        t.pPast = past;
+        t.pReceived = received;
+        t.pSenderAlloc = senderAlloc;
+        t.pReceiverAlloc = receiverAlloc;
+    }
+
+    private void profile(String reason) {
+        ProfilerCapture c = capture;
+        if (c != null) {
+            c.trigger(reason);
+        }
+    }
+}

@@ -1,0 +1,156 @@
+package dev.ccagent.agent.kwik;
+
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.detect.SendTelemetry;
+import dev.ccagent.agent.jfr.CcJfr;
+import dev.ccagent.cc.CongestionController;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.matcher.ElementMatcher;
+
+import java.util.List;
+
+import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+
+/**
+ * kwik's send-path counters for the spin detector and the JFR events, kept apart from the controller
+ * swap. Advice on {@code SenderImpl} (inlined, so everything it calls is public):
+ * <ul>
+ *   <li>{@code doLoopIteration()}: one sender-loop wake-up; "empty" when no datagram left during it;</li>
+ *   <li>{@code send(List<SendItem>)}: one datagram handed to the socket (ACK-only datagrams are
+ *       datagrams minus packets registered in flight: kwik's {@code isAckOnly()} would allocate);</li>
+ *   <li>{@code packetProcessed(boolean)}: one received packet (receiver thread), which also wakes the
+ *       sender once, legitimately.</li>
+ * </ul>
+ * The counters live in the connection's {@link KwikControllerAdapter} (read with
+ * {@code @Advice.FieldValue("congestionController")}: no lookup per packet), which is why the agent
+ * installs the adapter in its pass-through mode on stock connections when detection is on.
+ */
+public final class KwikTelemetry {
+
+    private KwikTelemetry() {
+    }
+
+    static AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+        ClassLoader ours = KwikTelemetry.class.getClassLoader();
+        return builder
+                .type(named(KwikReflection.SENDER_IMPL), loaderCheck)
+                .transform(new AgentBuilder.Transformer.ForAdvice()
+                        .include(ours)
+                        .advice(named("doLoopIteration").and(takesArguments(0)), LoopAdvice.class.getName())
+                        .advice(named("send").and(takesArguments(1)).and(takesArgument(0, List.class)),
+                                SendAdvice.class.getName())
+                        .advice(named("packetProcessed").and(takesArguments(1)), ReceivedAdvice.class.getName()));
+    }
+
+    // ---------------------------------------------------------------- advice (inlined into SenderImpl)
+
+    public static final class LoopAdvice {
+        private LoopAdvice() {
+        }
+
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static long enter(@Advice.FieldValue("congestionController") Object cc) {
+            return KwikTelemetry.loopEnter(cc);
+        }
+
+        @Advice.OnMethodExit(suppress = Throwable.class, onThrowable = Throwable.class)
+        static void exit(@Advice.FieldValue("congestionController") Object cc, @Advice.Enter long before) {
+            KwikTelemetry.loopExit(cc, before);
+        }
+    }
+
+    public static final class SendAdvice {
+        private SendAdvice() {
+        }
+
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter(@Advice.FieldValue("congestionController") Object cc) {
+            KwikTelemetry.datagramSent(cc);
+        }
+    }
+
+    public static final class ReceivedAdvice {
+        private ReceivedAdvice() {
+        }
+
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter(@Advice.FieldValue("congestionController") Object cc) {
+            KwikTelemetry.packetReceived(cc);
+        }
+    }
+
+    // ---------------------------------------------------------------- hooks (hot: no allocation)
+
+    public static long loopEnter(Object cc) {
+        return cc instanceof KwikControllerAdapter ? ((KwikControllerAdapter) cc).telemetry().loopEnter() : 0;
+    }
+
+    public static void loopExit(Object cc, long before) {
+        if (cc instanceof KwikControllerAdapter) {
+            ((KwikControllerAdapter) cc).telemetry().loopExit(before);
+        }
+    }
+
+    public static void datagramSent(Object cc) {
+        if (cc instanceof KwikControllerAdapter) {
+            ((KwikControllerAdapter) cc).telemetry().datagramSent();
+        }
+    }
+
+    public static void packetReceived(Object cc) {
+        if (cc instanceof KwikControllerAdapter) {
+            ((KwikControllerAdapter) cc).telemetry().packetReceived();
+        }
+    }
+
+    // ---------------------------------------------------------------- adapter callbacks
+
+    /** A new connection's adapter: its id (server: known now; client: resolved on first use). */
+    static void attach(KwikControllerAdapter adapter, Object sender, String id) {
+        SendTelemetry t = adapter.telemetry();
+        boolean server = id != null && !id.isEmpty();
+        t.setRole(server ? "server" : "client");
+        if (server) {
+            t.setConnectionId(id);
+        } else {
+            t.setIdResolver(() -> {
+                try {
+                    byte[] odcid = KwikReflection.originalDestinationConnectionId(KwikReflection.connectionOf(sender));
+                    return odcid != null ? KwikConnectionSelector.hex(odcid) : null;
+                } catch (ReflectiveOperationException | RuntimeException e) {
+                    return null;
+                }
+            });
+        }
+    }
+
+    /** The selector chose an arm for a connection. */
+    static void assigned(String role, byte[] connectionId, AgentConfig.Arm arm) {
+        CcJfr.algorithmAssigned("kwik", connectionId != null ? KwikConnectionSelector.hex(connectionId) : "", role,
+                arm, null);
+    }
+
+    /** Our controller failed and kwik's took over. */
+    static void fellBack(KwikControllerAdapter adapter, String where, Throwable cause) {
+        SendTelemetry t = adapter.telemetry();
+        CcJfr.algorithmAssigned("kwik", t.connectionId(), t.role(), adapter.arm(),
+                "fallback to stock after an error in " + where + ": " + cause);
+    }
+
+    /** After an ACK or loss changed our controller's state (caller holds the adapter's lock). */
+    static void afterUpdate(KwikControllerAdapter adapter, CongestionController cc, long bytesInFlight) {
+        CcJfr.afterUpdate(adapter.telemetry(), cc, bytesInFlight, adapter.arm());
+    }
+
+    /** The controller allowed a packet (caller holds the adapter's lock). */
+    static void allowed(KwikControllerAdapter adapter, CongestionController cc, long now) {
+        SendTelemetry t = adapter.telemetry();
+        long held = t.allowed(now);
+        if (held >= 0) {
+            CcJfr.maybePacingStall(t, cc, held, t.lastAnnouncedWait());
+        }
+    }
+}

@@ -1,0 +1,216 @@
+package dev.ccagent.it.jfr;
+
+import dev.ccagent.agent.jfr.RecordingSummary;
+import dev.ccagent.cc.Algorithms;
+import jdk.jfr.consumer.RecordedEvent;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Real kwik servers on 127.0.0.1 in forked JVMs with the agent: the seed bug of quic-go 4054
+ * (faulty-zero-rate) is detected, recorded and profiled; a real algorithm and the stock controller
+ * produce none of the spin events and sane congestion-state series.
+ */
+class JfrSpinDetectionTest {
+
+    static final long UPLOAD = 8_000_000;
+    static final long ANSWER = 3_000_000;
+
+    @TempDir
+    static Path dir;
+
+    @BeforeAll
+    static void keystore() throws Exception {
+        ServerProcess.keystore(dir);
+    }
+
+    static String realAlgorithm() {
+        return Algorithms.exists("bbr1") ? "bbr1" : "cubic";
+    }
+
+    @Test
+    void faultyZeroRatePacerIsDetectedWithin5sRecordedAndProfiled() throws Exception {
+        Path rec = dir.resolve("faulty.jfr");
+        Path prof = dir.resolve("prof");
+        long detectedAfter;
+        try (ServerProcess server = ServerProcess.start(dir, "cc=" + FaultyZeroRate.NAME + ";jfr=" + rec
+                + ";profile-on-spin=" + prof + ";profile-on-spin.duration=4s;log=debug", ANSWER)) {
+            AtomicLong connectedAt = new AtomicLong();
+            AtomicLong answered = new AtomicLong(-1);
+            // a chatty client (1200 B every 2 ms for ~4 s): every few packets it elicits an ACK, which is all
+            // the broken server can send
+            Thread client = new Thread(() -> {
+                try {
+                    answered.set(ServerProcess.client(server.port, 2_400_000, 2, 8,
+                            () -> connectedAt.set(System.nanoTime())));
+                } catch (Exception e) {
+                    answered.set(-2);
+                }
+            });
+            client.start();
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (connectedAt.get() == 0 && client.isAlive() && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertTrue(connectedAt.get() != 0, "handshake completed (the faulty pacer breaks only after it)");
+            detectedAfter = waitForLog(server, "send-loop spin on kwik connection", connectedAt.get(), 30);
+            client.join(60_000);
+            assertTrue(answered.get() < ANSWER, "the broken pacer never lets the answer through: " + answered);
+            assertTrue(detectedAfter >= 0 && detectedAfter <= 5_000, "detector fired " + detectedAfter
+                    + " ms after the connection was up\n" + server.output());
+            assertTrue(server.output().contains("ACK-only send loop on kwik connection"), server.output());
+            Path html = waitForFile(prof, "-cpu.html", 60);
+            assertTrue(html != null, "flame graph written\n" + server.output());
+            List<String> frames = FlameGraphs.frames(html);
+            assertTrue(frames.stream().anyMatch(f -> f.startsWith("tech/kwik/core/send/SenderImpl.")),
+                    "the flame graph names kwik's send path: " + frames.size() + " frames");
+            assertTrue(Files.list(prof).anyMatch(p -> p.toString().endsWith(".jfr")), "async-profiler JFR written");
+        }
+        RecordingSummary s = RecordingSummary.read(rec);
+        List<RecordedEvent> spins = s.events("dev.ccagent.SendLoopSpin");
+        List<RecordedEvent> loops = s.events("dev.ccagent.AckOnlySendLoop");
+        assertFalse(spins.isEmpty(), "SendLoopSpin recorded: " + s.counts());
+        assertFalse(loops.isEmpty(), "AckOnlySendLoop recorded: " + s.counts());
+        for (RecordedEvent e : spins) {
+            double seconds = e.getLong("window") / 1e9;
+            assertEquals(FaultyZeroRate.NAME, e.getString("algorithm"));
+            assertTrue(seconds > 0.5 && seconds < 10, "window " + seconds);
+            long past = e.getLong("pastSendTimes");
+            assertTrue(past >= 50 * seconds, "send times in the past: " + e);
+            // the adapter waits >= 1 ms after each violation: apart from the wake-up every received packet
+            // causes, at most ~1000 timer wake-ups a second; a spin would be millions
+            assertTrue(e.getLong("wakeups") <= e.getLong("packetsReceived") + 1_300 * seconds,
+                    "bounded by the adapter's minimum wait: " + e);
+            assertTrue(e.getLong("wakeups") >= e.getLong("emptyWakeups"), e.toString());
+        }
+        for (RecordedEvent e : loops) {
+            long ackOnly = e.getLong("ackOnlyPackets");
+            assertTrue(ackOnly >= 50, e.toString());
+            assertTrue(e.getLong("ackElicitingBytes") <= 4800, "no data progressed: " + e);
+            assertTrue(e.getLong("packetsReceived") > 0, "ACKs answer the upload: " + e);
+            assertTrue(e.getDouble("ackOnlyRate") >= 50, e.toString());
+            assertTrue(e.getLong("refusals") > 0, e.toString());
+        }
+        List<RecordedEvent> assigned = s.events("dev.ccagent.AlgorithmAssigned");
+        assertTrue(assigned.stream().anyMatch(e -> FaultyZeroRate.NAME.equals(e.getString("algorithm"))), assigned.toString());
+        assertTrue(s.events("dev.ccagent.AgentLifecycle").stream().anyMatch(e -> "profiler capture".equals(e.getString("action"))));
+    }
+
+    @Test
+    void aRealAlgorithmShowsNoSpinAndEveryEventIsSane() throws Exception {
+        String algorithm = realAlgorithm();
+        Path rec = dir.resolve("real.jfr");
+        Path prof = dir.resolve("prof-real");
+        String serverLog;
+        try (ServerProcess server = ServerProcess.start(dir, "cc=" + algorithm + ";jfr=" + rec
+                + ";profile-on-spin=" + prof + ";log=debug", ANSWER)) {
+            long answered = ServerProcess.client(server.port, UPLOAD, 0, 90, () -> { });
+            assertEquals(ANSWER, answered, server.output());
+            Thread.sleep(2_500); // two more detector windows and one more periodic state
+            assertFalse(server.output().contains("send-loop spin"), server.output());
+            assertFalse(server.output().contains("ACK-only send loop"), server.output());
+            serverLog = server.output();
+        }
+        assertFalse(Files.exists(prof) && Files.list(prof).findAny().isPresent(), "no profiler capture\n" + serverLog);
+        RecordingSummary s = RecordingSummary.read(rec);
+        assertEquals(0, s.count("dev.ccagent.SendLoopSpin"), s.counts().toString());
+        assertEquals(0, s.count("dev.ccagent.AckOnlySendLoop"), s.counts().toString());
+        for (String name : List.of("dev.ccagent.CongestionState", "dev.ccagent.PacingRateChange",
+                "dev.ccagent.SendPathAllocation", "dev.ccagent.AlgorithmAssigned", "dev.ccagent.AgentLifecycle")) {
+            assertTrue(s.count(name) > 0, name + " in a normal recording: " + s.counts());
+        }
+        for (RecordedEvent e : s.events()) {
+            for (jdk.jfr.ValueDescriptor v : e.getFields()) {
+                Object value = e.getValue(v.getName());
+                if (value instanceof Long && !v.getName().equals("probeBwPhase")) {
+                    assertTrue((Long) value >= 0, v.getName() + " non-negative in " + e);
+                }
+            }
+        }
+        List<RecordedEvent> states = s.events("dev.ccagent.CongestionState").stream()
+                .filter(e -> algorithm.equals(e.getString("algorithm")))
+                .sorted(java.util.Comparator.comparing(RecordedEvent::getStartTime)) // threads' buffers interleave
+                .collect(Collectors.toList());
+        assertTrue(states.size() >= 2, "a series of states: " + states.size());
+        long lastAcked = -1;
+        for (RecordedEvent e : states) {
+            assertFalse(e.getString("mode").isEmpty(), e.toString());
+            assertTrue(e.getLong("congestionWindow") >= 2 * 1200, e.toString());
+            assertTrue(e.getLong("pacingRate") > 0, e.toString());
+            assertFalse(e.getString("connectionId").isEmpty(), e.toString());
+            assertEquals("default", e.getString("canaryArm"));
+            assertTrue(e.getLong("bytesAcked") >= lastAcked, "bytes acked never decrease: " + e);
+            lastAcked = e.getLong("bytesAcked");
+        }
+        assertTrue(lastAcked >= ANSWER, "the server's answer was acknowledged: " + lastAcked);
+        assertTrue(states.stream().anyMatch(e -> "periodic".equals(e.getString("trigger"))));
+        for (RecordedEvent e : s.events("dev.ccagent.SendPathAllocation")) {
+            assertFalse(e.getBoolean("flagged"), "no allocation storm: " + e);
+            assertTrue(Stream.of("sender", "receiver").anyMatch(e.getString("path")::equals));
+        }
+        for (RecordedEvent e : s.events("dev.ccagent.PacingStall")) {
+            assertTrue(e.getLong("waitTime") > e.getLong("expectedWait"), e.toString());
+        }
+        List<RecordedEvent> life = s.events("dev.ccagent.AgentLifecycle");
+        assertTrue(life.stream().anyMatch(e -> "installed".equals(e.getString("action"))), life.toString());
+        assertTrue(life.stream().anyMatch(e -> "module applied".equals(e.getString("action"))
+                && "kwik".equals(e.getString("library"))), life.toString());
+    }
+
+    @Test
+    void stockConnectionsAreObservedToo() throws Exception {
+        Path rec = dir.resolve("stock.jfr");
+        try (ServerProcess server = ServerProcess.start(dir, "cc=stock;jfr=" + rec, ANSWER)) {
+            assertEquals(ANSWER, ServerProcess.client(server.port, UPLOAD, 0, 90, () -> { }),
+                    server.output());
+            Thread.sleep(2_500);
+        }
+        RecordingSummary s = RecordingSummary.read(rec);
+        assertEquals(0, s.count("dev.ccagent.SendLoopSpin"), s.counts().toString());
+        assertEquals(0, s.count("dev.ccagent.AckOnlySendLoop"), s.counts().toString());
+        assertTrue(s.events("dev.ccagent.CongestionState").stream()
+                .anyMatch(e -> "stock".equals(e.getString("algorithm")) && e.getLong("congestionWindow") > 0), s.counts().toString());
+        assertTrue(s.events("dev.ccagent.SendPathAllocation").stream()
+                .anyMatch(e -> "sender".equals(e.getString("path")) && e.getLong("packets") > 0), s.counts().toString());
+    }
+
+    private static long waitForLog(ServerProcess server, String text, long since, int seconds) throws Exception {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (server.output().contains(text)) {
+                return (System.nanoTime() - since) / 1_000_000;
+            }
+            Thread.sleep(100);
+        }
+        return -1;
+    }
+
+    private static Path waitForFile(Path dir, String suffix, int seconds) throws Exception {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (Files.isDirectory(dir)) {
+                try (Stream<Path> files = Files.list(dir)) {
+                    Path p = files.filter(f -> f.toString().endsWith(suffix)).findFirst().orElse(null);
+                    if (p != null && Files.size(p) > 0) {
+                        Thread.sleep(500); // let the converter finish writing
+                        return p;
+                    }
+                }
+            }
+            Thread.sleep(200);
+        }
+        return null;
+    }
+}

@@ -1,0 +1,66 @@
+package dev.ccagent.jfr;
+
+import jdk.jfr.Category;
+import jdk.jfr.DataAmount;
+import jdk.jfr.Description;
+import jdk.jfr.Frequency;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
+import jdk.jfr.Timespan;
+
+/**
+ * Bytes allocated by a connection's sender or receiver thread per packet it handled, sampled by the
+ * agent's detector with the per-thread allocation counter (never per packet).
+ */
+@Name("dev.ccagent.SendPathAllocation")
+@Label("Send Path Allocation")
+@Description("Heap allocated per packet on a connection's sender or receiver thread over one detector window "
+        + "(per-thread allocated bytes, sampled); flagged above the threshold")
+@Category({"QUIC", "Congestion Control", "Send Loop"})
+@StackTrace(false)
+public final class SendPathAllocation extends jdk.jfr.Event {
+
+    @Label("Library")
+    public String library;
+
+    @Label("Connection Id")
+    public String connectionId;
+
+    @Label("Path")
+    @Description("sender or receiver")
+    public String path;
+
+    @Label("Thread Name")
+    public String threadName;
+
+    @Label("Allocated")
+    @DataAmount(DataAmount.BYTES)
+    public long allocated;
+
+    @Label("Packets")
+    @Description("Datagrams sent (sender) or packets received (receiver) in the window")
+    public long packets;
+
+    @Label("Allocated Per Packet")
+    @Description("Allocated divided by max(1, packets)")
+    @DataAmount(DataAmount.BYTES)
+    public long bytesPerPacket;
+
+    @Label("Allocation Rate")
+    @DataAmount(DataAmount.BYTES)
+    @Frequency
+    public long allocationRate;
+
+    @Label("Flagged")
+    @Description("Above the per-packet threshold (or allocating fast while handling no packets)")
+    public boolean flagged;
+
+    @Label("Threshold Per Packet")
+    @DataAmount(DataAmount.BYTES)
+    public long threshold;
+
+    @Label("Window")
+    @Timespan(Timespan.NANOSECONDS)
+    public long window;
+}

@@ -1,0 +1,165 @@
+package dev.ccagent.jfr;
+
+import jdk.jfr.Category;
+import jdk.jfr.Configuration;
+import jdk.jfr.EventType;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.Recording;
+import jdk.jfr.StackTrace;
+import jdk.jfr.ValueDescriptor;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.StringReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class CcEventsTest {
+
+    @Test
+    void eventsAreNamedLabelledCategorisedAndWithoutStackTraces() {
+        assertEquals(CcEvents.NAMES.size(), CcEvents.classes().size());
+        for (Class<? extends jdk.jfr.Event> c : CcEvents.classes()) {
+            Name name = c.getAnnotation(Name.class);
+            assertNotNull(name, c + " has @Name");
+            assertTrue(name.value().startsWith("dev.ccagent."), name.value());
+            assertFalse(name.value().endsWith("Event"), name.value());
+            assertTrue(CcEvents.NAMES.contains(name.value()), name.value());
+            Label label = c.getAnnotation(Label.class);
+            assertNotNull(label);
+            assertTrue(Character.isUpperCase(label.value().charAt(0)), label.value());
+            for (String word : label.value().split("[ -]")) {
+                assertTrue(Character.isUpperCase(word.charAt(0)), "headline case: " + label.value());
+            }
+            assertNotNull(c.getAnnotation(jdk.jfr.Description.class), c + " has @Description");
+            Category cat = c.getAnnotation(Category.class);
+            assertNotNull(cat);
+            assertEquals("QUIC", cat.value()[0]);
+            StackTrace st = c.getAnnotation(StackTrace.class);
+            assertNotNull(st);
+            assertFalse(st.value(), c + " records no stack trace");
+            EventType type = EventType.getEventType(c);
+            for (ValueDescriptor v : type.getFields()) {
+                if (Set.of("startTime", "duration", "eventThread", "stackTrace").contains(v.getName())) {
+                    continue;
+                }
+                assertNotNull(v.getLabel(), c.getSimpleName() + "." + v.getName() + " has a label");
+            }
+        }
+    }
+
+    @Test
+    void unitsAreDeclared() {
+        EventType cs = EventType.getEventType(CongestionState.class);
+        assertEquals("jdk.jfr.DataAmount", annotationOf(cs.getField("congestionWindow"), "jdk.jfr.DataAmount"));
+        assertNotNull(cs.getField("pacingRate").getAnnotation(jdk.jfr.Frequency.class));
+        assertEquals(jdk.jfr.DataAmount.BYTES, cs.getField("pacingRate").getAnnotation(jdk.jfr.DataAmount.class).value());
+        assertEquals(jdk.jfr.Timespan.NANOSECONDS, cs.getField("minRtt").getAnnotation(jdk.jfr.Timespan.class).value());
+        assertNotNull(EventType.getEventType(PacingRateChange.class).getField("rateChange")
+                .getAnnotation(jdk.jfr.Percentage.class));
+    }
+
+    private static String annotationOf(ValueDescriptor v, String type) {
+        return v.getAnnotationElements().stream().map(a -> a.getTypeName()).filter(type::equals).findFirst().orElse(null);
+    }
+
+    @Test
+    void settingsFileParsesAndEnablesEveryEvent() throws Exception {
+        Configuration c = Configuration.create(new StringReader(CcEvents.settingsText()));
+        assertEquals("ccagent", c.getLabel());
+        Map<String, String> s = c.getSettings();
+        for (String name : CcEvents.NAMES) {
+            assertEquals("true", s.get(name + "#enabled"), name);
+        }
+        assertEquals("1 s", s.get("dev.ccagent.CongestionState#period"));
+        for (String jdk : List.of("jdk.CPULoad", "jdk.ThreadCPULoad", "jdk.ExecutionSample", "jdk.ObjectAllocationSample",
+                "jdk.ThreadAllocationStatistics", "jdk.GarbageCollection", "jdk.GCHeapSummary")) {
+            assertEquals("true", s.get(jdk + "#enabled"), jdk);
+        }
+        // the copy in the source tree is the one operators point -XX:StartFlightRecording at
+        Path src = Path.of("src/main/resources/dev/ccagent/jfr/ccagent.jfc");
+        assertTrue(Files.isRegularFile(src));
+        assertEquals(s, Configuration.create(src).getSettings());
+    }
+
+    @Test
+    void aRecordingWithTheSettingsRecordsEveryEventAndTheSwitchFollowsIt(@TempDir Path dir) throws Exception {
+        JfrSwitch.install();
+        AtomicInteger periodic = new AtomicInteger();
+        Runnable hook = () -> {
+            periodic.incrementAndGet();
+            CongestionState e = new CongestionState();
+            e.algorithm = "test";
+            e.trigger = "periodic";
+            e.commit();
+        };
+        JfrSwitch.whenRecorderInitialized(() -> jdk.jfr.FlightRecorder.addPeriodicEvent(CongestionState.class, hook));
+        Path file = dir.resolve("r.jfr");
+        try (Recording r = new Recording(Configuration.create(new StringReader(CcEvents.settingsText())))) {
+            r.setSettings(withPeriod(r.getSettings(), "200 ms"));
+            r.setDestination(file);
+            r.start();
+            assertTrue(JfrSwitch.on, "switch on while recording");
+            commitOneOfEach();
+            long until = System.nanoTime() + 5_000_000_000L;
+            while (periodic.get() < 2 && System.nanoTime() < until) {
+                Thread.sleep(50);
+            }
+            r.stop();
+        }
+        assertFalse(JfrSwitch.on, "switch off after the recording stopped");
+        assertTrue(periodic.get() >= 2, "periodic hook ran: " + periodic.get());
+        Map<String, Integer> counts = new HashMap<>();
+        for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
+            counts.merge(e.getEventType().getName(), 1, Integer::sum);
+        }
+        for (String name : CcEvents.NAMES) {
+            assertTrue(counts.getOrDefault(name, 0) > 0, name + " recorded: " + counts);
+        }
+        assertTrue(counts.getOrDefault("jdk.JVMInformation", 0) > 0 && counts.getOrDefault("jdk.ActiveSetting", 0) > 0,
+                "JDK events from the settings: " + counts.keySet());
+    }
+
+    private static Map<String, String> withPeriod(Map<String, String> s, String period) {
+        Map<String, String> m = new HashMap<>(s);
+        m.put("dev.ccagent.CongestionState#period", period);
+        return m;
+    }
+
+    static void commitOneOfEach() {
+        PacingRateChange p = new PacingRateChange();
+        p.rate = 1000;
+        p.commit();
+        PacingStall s = new PacingStall();
+        s.waitTime = 1;
+        s.commit();
+        AckOnlySendLoop a = new AckOnlySendLoop();
+        a.ackOnlyPackets = 1;
+        a.commit();
+        SendLoopSpin sp = new SendLoopSpin();
+        sp.wakeups = 1;
+        sp.commit();
+        SendPathAllocation al = new SendPathAllocation();
+        al.allocated = 1;
+        al.commit();
+        AlgorithmAssigned aa = new AlgorithmAssigned();
+        aa.algorithm = "x";
+        aa.commit();
+        AgentLifecycle l = new AgentLifecycle();
+        l.action = "test";
+        l.commit();
+    }
+}
