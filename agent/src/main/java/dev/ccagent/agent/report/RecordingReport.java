@@ -121,6 +121,8 @@ public final class RecordingReport {
     private final Path file;
     private final Map<String, Connection> connections = new LinkedHashMap<>();
     private final Map<String, Integer> unattributedAlarms = new TreeMap<>();
+    private final List<RecordedEvent> ours = new ArrayList<>();
+    private final Map<String, Integer> counts = new TreeMap<>();
     private long events;
     private String problem;
 
@@ -135,6 +137,10 @@ public final class RecordingReport {
     public static RecordingReport read(Path file) throws IOException {
         if (!Files.isRegularFile(file)) {
             throw new IOException("no such file: " + file);
+        }
+        if (Files.size(file) == 0) {
+            throw new IOException("JFR recording " + file
+                    + " is empty (the JVM may have been killed before it was written)");
         }
         RecordingReport r = new RecordingReport(file);
         try (RecordingFile in = new RecordingFile(file)) {
@@ -165,6 +171,10 @@ public final class RecordingReport {
 
     private void accept(RecordedEvent e) {
         String type = e.getEventType().getName();
+        counts.merge(type, 1, Integer::sum);
+        if (type.startsWith("dev.ccagent.")) {
+            ours.add(e);
+        }
         if (type.equals(CONGESTION_STATE)) {
             Connection c = connection(e);
             c.samples.add(new Sample(e));
@@ -211,6 +221,31 @@ public final class RecordingReport {
     /** Why reading stopped early, or null when the whole file was read. */
     public String problem() {
         return problem;
+    }
+
+    /** Every event of ccagent's ({@code dev.ccagent.*}) in file order. */
+    public List<RecordedEvent> ccagentEvents() {
+        return ours;
+    }
+
+    /** ccagent's events of one type, in file order. */
+    public List<RecordedEvent> events(String name) {
+        List<RecordedEvent> out = new ArrayList<>();
+        for (RecordedEvent e : ours) {
+            if (e.getEventType().getName().equals(name)) {
+                out.add(e);
+            }
+        }
+        return out;
+    }
+
+    /** Events per type name, all types (JDK's too). */
+    public Map<String, Integer> counts() {
+        return counts;
+    }
+
+    public int count(String name) {
+        return counts.getOrDefault(name, 0);
     }
 
     public List<Connection> connections() {

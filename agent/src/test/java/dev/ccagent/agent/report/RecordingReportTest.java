@@ -116,6 +116,8 @@ class RecordingReportTest {
         assertEquals(4, def.packetsLost);
         assertTrue(canary.secondsInMode.get("PROBE_BW") > canary.secondsInMode.getOrDefault("STARTUP", 0.0));
         assertEquals(Map.of("SendLoopSpin", 1), def.alarms);
+        assertEquals(10, report.count("dev.ccagent.CongestionState"));
+        assertEquals(1, report.events("dev.ccagent.SendLoopSpin").size());
         assertTrue(canary.alarms.isEmpty());
         String text = report.text();
         assertTrue(text.contains("canary bbr1: 1 connection"), text);
@@ -158,5 +160,9 @@ class RecordingReportTest {
         assertTrue(e.getMessage().contains("not a readable JFR recording"), e.getMessage());
         IOException missing = assertThrows(IOException.class, () -> RecordingReport.read(dir.resolve("none.jfr")));
         assertTrue(missing.getMessage().contains("no such file"), missing.getMessage());
+        Path empty = dir.resolve("empty.jfr");
+        Files.write(empty, new byte[0]);
+        IOException e2 = assertThrows(IOException.class, () -> RecordingReport.read(empty));
+        assertTrue(e2.getMessage().contains("is empty"), e2.getMessage());
     }
 }

@@ -1,6 +1,6 @@
 package dev.ccagent.it.jfr;
 
-import dev.ccagent.agent.jfr.RecordingSummary;
+import dev.ccagent.agent.report.RecordingReport;
 import dev.ccagent.cc.Algorithms;
 import jdk.jfr.consumer.RecordedEvent;
 import org.junit.jupiter.api.BeforeAll;
@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -78,7 +79,8 @@ class JfrSpinDetectionTest {
                     "the flame graph names kwik's send path: " + frames.size() + " frames");
             assertTrue(Files.list(prof).anyMatch(p -> p.toString().endsWith(".jfr")), "async-profiler JFR written");
         }
-        RecordingSummary s = RecordingSummary.read(rec);
+        RecordingReport s = RecordingReport.read(rec);
+        assertNull(s.problem(), "the whole recording was readable");
         List<RecordedEvent> spins = s.events("dev.ccagent.SendLoopSpin");
         List<RecordedEvent> loops = s.events("dev.ccagent.AckOnlySendLoop");
         assertFalse(spins.isEmpty(), "SendLoopSpin recorded: " + s.counts());
@@ -124,14 +126,15 @@ class JfrSpinDetectionTest {
             serverLog = server.output();
         }
         assertFalse(Files.exists(prof) && Files.list(prof).findAny().isPresent(), "no profiler capture\n" + serverLog);
-        RecordingSummary s = RecordingSummary.read(rec);
+        RecordingReport s = RecordingReport.read(rec);
+        assertNull(s.problem(), "the whole recording was readable");
         assertEquals(0, s.count("dev.ccagent.SendLoopSpin"), s.counts().toString());
         assertEquals(0, s.count("dev.ccagent.AckOnlySendLoop"), s.counts().toString());
         for (String name : List.of("dev.ccagent.CongestionState", "dev.ccagent.PacingRateChange",
                 "dev.ccagent.SendPathAllocation", "dev.ccagent.AlgorithmAssigned", "dev.ccagent.AgentLifecycle")) {
             assertTrue(s.count(name) > 0, name + " in a normal recording: " + s.counts());
         }
-        for (RecordedEvent e : s.events()) {
+        for (RecordedEvent e : s.ccagentEvents()) {
             for (jdk.jfr.ValueDescriptor v : e.getFields()) {
                 Object value = e.getValue(v.getName());
                 if (value instanceof Long && !v.getName().equals("probeBwPhase")) {
@@ -177,7 +180,8 @@ class JfrSpinDetectionTest {
                     server.output());
             Thread.sleep(2_500);
         }
-        RecordingSummary s = RecordingSummary.read(rec);
+        RecordingReport s = RecordingReport.read(rec);
+        assertNull(s.problem(), "the whole recording was readable");
         assertEquals(0, s.count("dev.ccagent.SendLoopSpin"), s.counts().toString());
         assertEquals(0, s.count("dev.ccagent.AckOnlySendLoop"), s.counts().toString());
         assertTrue(s.events("dev.ccagent.CongestionState").stream()
