@@ -145,7 +145,9 @@ class LinkEmulatorTest {
         }
         LinkProfile p = LinkProfile.builder().rate(bps).buffer(16 << 20).build();
         try (LinkEmulator em = LinkEmulator.start(sink.address(), p, LinkProfile.transparent(), 1)) {
-            send(em, packets, 1200, 0);
+            // offer 1.5x the link rate: the emulator's queue fills, while the kernel's socket buffers
+            // (rmem_max is often only 208 KiB) never have to hold a burst the emulator has not read yet
+            send(em, packets, 1200, (long) (1200 * 8e9 / (bps * 1.5)));
             List<long[]> a = awaitArrivals(packets, 20_000);
             assertEquals(packets, a.size(), "a 16 MiB buffer drops nothing");
             // bytes after the first arrival over the time to the last: over ~2.5 s a receiver thread
