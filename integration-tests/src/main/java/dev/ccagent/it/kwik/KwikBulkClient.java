@@ -11,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -31,7 +30,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <pre>
  * java dev.ccagent.it.kwik.KwikBulkClient --port P [--host 127.0.0.1] [--mode up|down] [--bytes N]
  *      [--seed S] [--connections K] [--parallel P] [--stream-window BYTES] [--timeout-seconds T]
+ *      [--stall-seconds S (a transfer whose byte count does not move for S seconds is reported
+ *       as {@code STALL conn=i at=<bytes>} and aborted)] [--stall-retries R (then retried on a new
+ *       connection up to R times, each printing {@code RETRY ...})]
  * </pre>
+ * Downloads are compared byte for byte with the seeded stream; uploads by the server's SHA-256.
  * The client grants the server {@code --stream-window} per stream and ten times that per connection
  * (kwik's client builder ties the two).
  */
@@ -49,6 +52,8 @@ public final class KwikBulkClient {
         int parallel = 1;
         long streamWindow = 10_000_000;
         int timeoutSeconds = 240;
+        int stallSeconds = 0;
+        int stallRetries = 0;
         List<Integer> ports = new ArrayList<>();
         try {
             for (int i = 0; i < args.length; i++) {
@@ -66,6 +71,8 @@ public final class KwikBulkClient {
                     case "--parallel": parallel = Integer.parseInt(args[++i]); break;
                     case "--stream-window": streamWindow = Long.parseLong(args[++i]); break;
                     case "--timeout-seconds": timeoutSeconds = Integer.parseInt(args[++i]); break;
+                    case "--stall-seconds": stallSeconds = Integer.parseInt(args[++i]); break;
+                    case "--stall-retries": stallRetries = Integer.parseInt(args[++i]); break;
                     default: throw new IllegalArgumentException("unknown argument " + args[i]);
                 }
             }
@@ -104,8 +111,16 @@ public final class KwikBulkClient {
             final long n = bytes;
             final long s = seed + i;
             final long w = streamWindow;
+            final int st = stallSeconds;
+            final int retries = stallRetries;
             results.add(pool.submit(() -> {
-                boolean good = transfer(index, h, p, m, n, s, w);
+                Boolean good;
+                int attempt = 0;
+                while ((good = transfer(index, h, p, m, n, s, w, st, attempt < retries)) == null) {
+                    attempt++;
+                    System.out.println("RETRY conn=" + index + " attempt=" + attempt + " (the previous attempt stalled)");
+                    System.out.flush();
+                }
                 if (good) {
                     ok.incrementAndGet();
                 }
@@ -122,10 +137,15 @@ public final class KwikBulkClient {
         System.exit(failed == 0 ? 0 : 1);
     }
 
-    static boolean transfer(int index, String host, int port, String mode, long bytes, long seed, long streamWindow) {
+    /** True: intact; false: failed; null: stalled and {@code retryOnStall} (no RESULT line printed). */
+    static Boolean transfer(int index, String host, int port, String mode, long bytes, long seed, long streamWindow,
+                            int stallSeconds, boolean retryOnStall) {
         long t0 = System.nanoTime();
         String odcid = "?";
         QuicClientConnection conn = null;
+        java.util.concurrent.atomic.AtomicLong progress = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicBoolean stalled = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
         try {
             conn = QuicClientConnection.newBuilder()
                     .uri(URI.create("https://" + host + ":" + port))
@@ -137,6 +157,9 @@ public final class KwikBulkClient {
                     .build();
             conn.connect();
             odcid = originalDcid(conn);
+            if (stallSeconds > 0) {
+                startStallMonitor(index, conn, progress, stalled, done, stallSeconds);
+            }
             QuicStream stream = conn.createStream(true);
             OutputStream out = stream.getOutputStream();
             InputStream in = stream.getInputStream();
@@ -153,6 +176,7 @@ public final class KwikBulkClient {
                     md.update(buf, 0, n);
                     out.write(buf, 0, n);
                     pos += n;
+                    progress.set(pos);
                 }
                 out.close();
                 String reply = new String(in.readAllBytes(), StandardCharsets.US_ASCII).strip();
@@ -165,21 +189,21 @@ public final class KwikBulkClient {
             } else {
                 out.write(BulkData.header(BulkData.DOWNLOAD, bytes, seed));
                 out.flush();
-                MessageDigest got = BulkData.sha256();
-                MessageDigest want = BulkData.sha256();
+                // byte-for-byte against the seeded stream: stronger than a checksum, and cheaper
                 byte[] buf = new byte[64 * 1024];
                 byte[] exp = new byte[64 * 1024];
                 long count = 0;
+                boolean same = true;
                 for (int n; (n = in.read(buf)) >= 0; ) {
-                    got.update(buf, 0, n);
                     int e = (int) Math.max(0, Math.min(n, bytes - count));
                     BulkData.fill(seed, count, exp, 0, e);
-                    want.update(exp, 0, e);
+                    same &= e == n && java.util.Arrays.mismatch(buf, 0, n, exp, 0, n) < 0;
                     count += n;
+                    progress.set(count);
                 }
                 out.close();
                 received = count;
-                good = count == bytes && Arrays.equals(got.digest(), want.digest());
+                good = count == bytes && same;
                 if (!good) {
                     System.out.println("MISMATCH conn=" + index + " expected " + bytes + " bytes, got " + count);
                 }
@@ -190,11 +214,15 @@ public final class KwikBulkClient {
             System.out.flush();
             return good;
         } catch (Exception e) {
-            System.out.println("RESULT conn=" + index + " odcid=" + odcid + " mode=" + mode + " ok=false error="
-                    + e.toString().replace(' ', '_'));
+            if (stalled.get() && retryOnStall) {
+                return null;
+            }
+            String error = stalled.get() ? "stalled_at_" + progress.get() + "_bytes" : e.toString().replace(' ', '_');
+            System.out.println("RESULT conn=" + index + " odcid=" + odcid + " mode=" + mode + " ok=false error=" + error);
             System.out.flush();
             return false;
         } finally {
+            done.set(true);
             if (conn != null) {
                 try {
                     conn.closeAndWait(Duration.ofSeconds(2));
@@ -203,6 +231,41 @@ public final class KwikBulkClient {
                 }
             }
         }
+    }
+
+    /**
+     * Declares the transfer stalled when its byte count has not moved for {@code seconds}: prints
+     * {@code STALL conn=i at=<bytes>} and closes the connection, so the transfer fails fast instead
+     * of waiting for the idle timeout.
+     */
+    static void startStallMonitor(int index, QuicClientConnection conn, java.util.concurrent.atomic.AtomicLong progress,
+                                  java.util.concurrent.atomic.AtomicBoolean stalled,
+                                  java.util.concurrent.atomic.AtomicBoolean done, int seconds) {
+        Thread t = new Thread(() -> {
+            long last = -1;
+            long since = System.nanoTime();
+            while (!done.get()) {
+                long now = System.nanoTime();
+                long p = progress.get();
+                if (p != last) {
+                    last = p;
+                    since = now;
+                } else if (now - since > seconds * 1_000_000_000L) {
+                    stalled.set(true);
+                    System.out.println("STALL conn=" + index + " at=" + p);
+                    System.out.flush();
+                    conn.close();
+                    return;
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "stall-monitor-" + index);
+        t.setDaemon(true);
+        t.start();
     }
 
     /** The connection's original destination connection id in hex (kwik has no public getter on clients). */

@@ -29,6 +29,7 @@ import java.util.concurrent.Executors;
  *
  * <pre>
  * java dev.ccagent.it.kwik.KwikBulkServer [--stream-window BYTES] [--conn-window BYTES] [--idle-seconds S]
+ *      [--keystore FILE.p12 (password 'secret', alias 'server'; default: a fresh self-signed one)]
  * </pre>
  * The windows are what the server grants the client (initial_max_stream_data_bidi_*, initial_max_data);
  * defaults 10 MB and 16 MB.
@@ -42,17 +43,19 @@ public final class KwikBulkServer {
         long streamWindow = 10_000_000;
         long connWindow = 16_000_000;
         int idleSeconds = 30;
+        java.nio.file.Path keyStore = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--stream-window": streamWindow = Long.parseLong(args[++i]); break;
                 case "--conn-window": connWindow = Long.parseLong(args[++i]); break;
                 case "--idle-seconds": idleSeconds = Integer.parseInt(args[++i]); break;
+                case "--keystore": keyStore = java.nio.file.Path.of(args[++i]); break;
                 default:
                     System.err.println("unknown argument " + args[i]);
                     System.exit(2);
             }
         }
-        KeyStore ks = SelfSignedKeyStore.create();
+        KeyStore ks = keyStore != null ? SelfSignedKeyStore.load(keyStore) : SelfSignedKeyStore.create();
         ServerConnectionConfig config = ServerConnectionConfig.builder()
                 .maxIdleTimeoutInSeconds(idleSeconds)
                 .maxConnectionBufferSize(connWindow)
@@ -142,8 +145,12 @@ public final class KwikBulkServer {
                     pos += n;
                 }
                 out.close();
-                while (in.read(buf) >= 0) {
-                    // the client closes its side once it has everything: the transfer is complete
+                try {
+                    while (in.read(buf) >= 0) {
+                        // the client closes its side once it has everything: the transfer is complete
+                    }
+                } catch (java.io.IOException closed) {
+                    // the client closed the connection right after its FIN: complete as well
                 }
             } else {
                 throw new IllegalArgumentException("bad mode " + h[0]);

@@ -1,6 +1,5 @@
 package dev.ccagent.it.kwik;
 
-import dev.ccagent.cc.Algorithms;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -18,20 +17,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A real kwik server in a forked JVM with the agent at start, one checksummed 20 MB download per
+ * A real kwik server in a forked JVM with the agent at start, one checksummed 10 MB download per
  * algorithm (the server's controller carries the data), and the agent's per-connection log line as
  * proof of which controller the connection got. The stream-stall fix is on in every agent run
  * because unpatched kwik stalls often on a loaded 2-core machine (see KwikStreamStallTest).
  */
 class KwikAlgorithmsTest {
 
-    static final long BYTES = 20_000_000;
+    static final long BYTES = 10_000_000;
 
     /** stock plus every registered algorithm (bbr1/bbr3 join automatically when registered). */
     static Stream<String> algorithms() {
         List<String> names = new ArrayList<>();
         names.add("stock");
-        names.addAll(Algorithms.names());
+        names.addAll(AgentJar.algorithms());
         return names.stream();
     }
 

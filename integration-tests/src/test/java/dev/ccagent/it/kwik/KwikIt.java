@@ -95,18 +95,43 @@ final class KwikIt {
         }
     }
 
+    private static Path keyStore;
+
+    /** One self-signed key store for all servers of this test JVM (keytool costs a JVM start). */
+    static synchronized Path keyStore() throws IOException, InterruptedException {
+        if (keyStore == null) {
+            Path dir = workDir("keystore");
+            Path file = dir.resolve("server-" + ProcessHandle.current().pid() + ".p12");
+            Files.deleteIfExists(file);
+            SelfSignedKeyStore.generate(file);
+            keyStore = file;
+        }
+        return keyStore;
+    }
+
     /** Starts a server; {@code agentArgs} null for none. Waits for its PORT line. */
     static Server startServer(Path dir, String name, String agentArgs, String... serverArgs)
+            throws IOException, InterruptedException {
+        return awaitPort(launchServer(dir, name, agentArgs, serverArgs));
+    }
+
+    /** Starts a server JVM without waiting (see {@link #awaitPort}): to start several side by side. */
+    static ForkedJvm launchServer(Path dir, String name, String agentArgs, String... serverArgs)
             throws IOException, InterruptedException {
         ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkServer.class.getName())
                 .classPath(appClassPath())
                 .dir(dir)
                 .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
+                .args("--keystore", keyStore().toString())
                 .args(serverArgs);
         if (agentArgs != null) {
             b.javaagent(agentJar(), agentArgs);
         }
-        ForkedJvm jvm = b.start();
+        return b.start();
+    }
+
+    /** Waits for a launched server's PORT line; closes it on failure. */
+    static Server awaitPort(ForkedJvm jvm) throws IOException, InterruptedException {
         try {
             Matcher m = jvm.awaitLine(PORT, START_TIMEOUT);
             return new Server(jvm, Integer.parseInt(m.group(1)));
