@@ -29,6 +29,7 @@ import java.util.concurrent.Executors;
  *
  * <pre>
  * java dev.ccagent.it.kwik.KwikBulkServer [--stream-window BYTES] [--conn-window BYTES] [--idle-seconds S]
+ *      [--write-chunk BYTES (size of each write() of a download, default 32768)]
  *      [--keystore FILE.p12 (password 'secret', alias 'server'; default: a fresh self-signed one)]
  * </pre>
  * The windows are what the server grants the client (initial_max_stream_data_bidi_*, initial_max_data);
@@ -44,12 +45,14 @@ public final class KwikBulkServer {
         long connWindow = 16_000_000;
         int idleSeconds = 30;
         java.nio.file.Path keyStore = null;
+        int writeChunk = 32 * 1024;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--stream-window": streamWindow = Long.parseLong(args[++i]); break;
                 case "--conn-window": connWindow = Long.parseLong(args[++i]); break;
                 case "--idle-seconds": idleSeconds = Integer.parseInt(args[++i]); break;
                 case "--keystore": keyStore = java.nio.file.Path.of(args[++i]); break;
+                case "--write-chunk": writeChunk = Integer.parseInt(args[++i]); break;
                 default:
                     System.err.println("unknown argument " + args[i]);
                     System.exit(2);
@@ -78,13 +81,14 @@ public final class KwikBulkServer {
             t.setDaemon(true);
             return t;
         });
+        final int chunk = writeChunk;
         server.registerApplicationProtocol(BulkData.ALPN, new ApplicationProtocolConnectionFactory() {
             @Override
             public ApplicationProtocolConnection createConnection(String protocol, QuicConnection connection) {
                 return new ApplicationProtocolConnection() {
                     @Override
                     public void acceptPeerInitiatedStream(QuicStream stream) {
-                        workers.execute(() -> serve(stream));
+                        workers.execute(() -> serve(stream, chunk));
                     }
                 };
             }
@@ -115,7 +119,7 @@ public final class KwikBulkServer {
         System.exit(0);
     }
 
-    static void serve(QuicStream stream) {
+    static void serve(QuicStream stream, int writeChunk) {
         long t0 = System.nanoTime();
         long cpu0 = processCpuNanos();
         String mode = "?";
@@ -137,9 +141,9 @@ public final class KwikBulkServer {
                 bytes = count;
             } else if (h[0] == BulkData.DOWNLOAD) {
                 mode = "down";
-                byte[] buf = new byte[32 * 1024];
+                byte[] buf = new byte[Math.max(64 * 1024, writeChunk)];
                 for (long pos = 0; pos < bytes; ) {
-                    int n = (int) Math.min(buf.length, bytes - pos);
+                    int n = (int) Math.min(writeChunk, bytes - pos);
                     BulkData.fill(seed, pos, buf, 0, n);
                     out.write(buf, 0, n);
                     pos += n;

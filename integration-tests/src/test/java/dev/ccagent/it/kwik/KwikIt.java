@@ -57,6 +57,31 @@ final class KwikIt {
         return result;
     }
 
+    /** The class path plus Byte Buddy, for servers that also run the test-only {@link StallWidener}. */
+    static String appClassPathWithByteBuddy() {
+        String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        String bb = ForkedJvm.filterClassPath(cp, e -> e.contains(File.separator + "byte-buddy-1"));
+        assertTrue(!bb.isEmpty(), "byte-buddy not on the test class path: " + cp);
+        return appClassPath() + File.pathSeparator + bb;
+    }
+
+    private static Path widenerJar;
+
+    /** A manifest-only agent jar whose Premain-Class is {@link StallWidener} (found on the class path). */
+    static synchronized Path stallWidenerJar() throws IOException {
+        if (widenerJar == null) {
+            Path file = workDir("stall-widener").resolve("stall-widener-" + ProcessHandle.current().pid() + ".jar");
+            java.util.jar.Manifest mf = new java.util.jar.Manifest();
+            mf.getMainAttributes().put(java.util.jar.Attributes.Name.MANIFEST_VERSION, "1.0");
+            mf.getMainAttributes().putValue("Premain-Class", StallWidener.class.getName());
+            try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(file), mf)) {
+                out.flush();
+            }
+            widenerJar = file;
+        }
+        return widenerJar;
+    }
+
     static Path workDir(String test) throws IOException {
         Path base = Path.of(System.getProperty("ccagent.it.work", System.getProperty("java.io.tmpdir")));
         Path dir = base.resolve(test);
@@ -118,12 +143,21 @@ final class KwikIt {
     /** Starts a server JVM without waiting (see {@link #awaitPort}): to start several side by side. */
     static ForkedJvm launchServer(Path dir, String name, String agentArgs, String... serverArgs)
             throws IOException, InterruptedException {
+        return launchServer(dir, name, agentArgs, false, serverArgs);
+    }
+
+    /** As above; {@code widenRace}: also load the test-only {@link StallWidener} (before the agent). */
+    static ForkedJvm launchServer(Path dir, String name, String agentArgs, boolean widenRace, String... serverArgs)
+            throws IOException, InterruptedException {
         ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkServer.class.getName())
-                .classPath(appClassPath())
+                .classPath(widenRace ? appClassPathWithByteBuddy() : appClassPath())
                 .dir(dir)
                 .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
                 .args("--keystore", keyStore().toString())
                 .args(serverArgs);
+        if (widenRace) {
+            b.javaagent(stallWidenerJar(), null);
+        }
         if (agentArgs != null) {
             b.javaagent(agentJar(), agentArgs);
         }
