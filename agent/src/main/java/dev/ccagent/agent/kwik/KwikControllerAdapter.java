@@ -272,13 +272,18 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
             return;
         }
         long inFlight;
-        synchronized (this) {
-            long removed = 0;
-            for (int i = 0, n = discarded.size(); i < n; i++) {
-                removed += discarded.get(i).packet().getSize();
+        try {
+            synchronized (this) {
+                long removed = 0;
+                for (int i = 0, n = discarded.size(); i < n; i++) {
+                    removed += discarded.get(i).packet().getSize();
+                }
+                bytesInFlight = Math.max(0, bytesInFlight - removed);
+                inFlight = bytesInFlight;
             }
-            bytesInFlight = Math.max(0, bytesInFlight - removed);
-            inFlight = bytesInFlight;
+        } catch (RuntimeException e) {
+            fallBack("discard", e);
+            return;
         }
         listener.bytesInFlightDecreased(inFlight);
     }

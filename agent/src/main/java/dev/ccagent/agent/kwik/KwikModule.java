@@ -6,6 +6,7 @@ import dev.ccagent.agent.instrument.TargetModule;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.MemberSubstitution;
+import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.matcher.ElementMatcher;
 
 import java.io.InputStream;
@@ -114,12 +115,12 @@ public final class KwikModule extends TargetModule {
     public AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
         ClassLoader ours = KwikModule.class.getClassLoader();
         AgentBuilder b = builder
-                .type(named(KwikReflection.SENDER_IMPL), loaderCheck)
+                .type(typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
                 .transform(new AgentBuilder.Transformer.ForAdvice()
                         .include(ours)
                         .advice(isConstructor().and(takesArguments(9)).and(takesArgument(0, named("java.time.Clock"))),
                                 SenderConstructorAdvice.class.getName()))
-                .type(named(KwikReflection.LOSS_DETECTOR), loaderCheck)
+                .type(typeThenLoader(named(KwikReflection.LOSS_DETECTOR), loaderCheck))
                 .transform(new AgentBuilder.Transformer.ForAdvice()
                         .include(ours)
                         .advice(named("onAckReceived").and(takesArguments(2)), AckReceivedAdvice.class.getName()));
@@ -127,7 +128,7 @@ public final class KwikModule extends TargetModule {
             b = KwikTelemetry.extend(b, loaderCheck); // send-loop counters for the spin detector
         }
         if (config.fixKwikStreamStall()) {
-            b = b.type(named("tech.kwik.core.stream.StreamOutputStreamImpl"), loaderCheck)
+            b = b.type(typeThenLoader(named("tech.kwik.core.stream.StreamOutputStreamImpl"), loaderCheck))
                     .transform((typeBuilder, type, loader, module, domain) -> {
                         try {
                             return typeBuilder.visit(MemberSubstitution.relaxed()
@@ -142,6 +143,18 @@ public final class KwikModule extends TargetModule {
                     });
         }
         return b;
+    }
+
+    /**
+     * Matches the type by name first and only then asks the loader check, so the requirement check
+     * (and its "applied" line) runs for the loader that actually loads kwik's classes, not for every
+     * class loader that loads anything (AgentBuilder.type(type, loader) evaluates the loader first;
+     * child loaders that merely see kwik through delegation each logged "applied").
+     */
+    static AgentBuilder.RawMatcher typeThenLoader(ElementMatcher<? super TypeDescription> type,
+                                                 ElementMatcher<ClassLoader> loader) {
+        return (typeDescription, classLoader, module, classBeingRedefined, protectionDomain) ->
+                type.matches(typeDescription) && loader.matches(classLoader);
     }
 
     /** Inlined at the end of SenderImpl's 9-argument constructor. */

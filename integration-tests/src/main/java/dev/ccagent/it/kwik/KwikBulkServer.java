@@ -1,0 +1,180 @@
+package dev.ccagent.it.kwik;
+
+import tech.kwik.core.QuicConnection;
+import tech.kwik.core.QuicStream;
+import tech.kwik.core.log.NullLogger;
+import tech.kwik.core.server.ApplicationProtocolConnection;
+import tech.kwik.core.server.ApplicationProtocolConnectionFactory;
+import tech.kwik.core.server.ServerConnectionConfig;
+import tech.kwik.core.server.ServerConnector;
+
+import java.io.DataInputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.KeyStore;
+import java.security.MessageDigest;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * A kwik bulk-transfer server (see {@link BulkData} for the protocol) on 127.0.0.1, ephemeral port.
+ * Prints {@code PORT <n>} on stdout when it accepts connections, then one {@code SERVED ...} line per
+ * finished transfer with the process CPU time spent during it. Runs until stdin closes or it is
+ * killed.
+ *
+ * <pre>
+ * java dev.ccagent.it.kwik.KwikBulkServer [--stream-window BYTES] [--conn-window BYTES] [--idle-seconds S]
+ *      [--write-chunk BYTES (size of each write() of a download, default 32768)]
+ *      [--keystore FILE.p12 (password 'secret', alias 'server'; default: a fresh self-signed one)]
+ * </pre>
+ * The windows are what the server grants the client (initial_max_stream_data_bidi_*, initial_max_data);
+ * defaults 10 MB and 16 MB.
+ */
+public final class KwikBulkServer {
+
+    private KwikBulkServer() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        long streamWindow = 10_000_000;
+        long connWindow = 16_000_000;
+        int idleSeconds = 30;
+        java.nio.file.Path keyStore = null;
+        int writeChunk = 32 * 1024;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--stream-window": streamWindow = Long.parseLong(args[++i]); break;
+                case "--conn-window": connWindow = Long.parseLong(args[++i]); break;
+                case "--idle-seconds": idleSeconds = Integer.parseInt(args[++i]); break;
+                case "--keystore": keyStore = java.nio.file.Path.of(args[++i]); break;
+                case "--write-chunk": writeChunk = Integer.parseInt(args[++i]); break;
+                default:
+                    System.err.println("unknown argument " + args[i]);
+                    System.exit(2);
+            }
+        }
+        KeyStore ks = keyStore != null ? SelfSignedKeyStore.load(keyStore) : SelfSignedKeyStore.create();
+        ServerConnectionConfig config = ServerConnectionConfig.builder()
+                .maxIdleTimeoutInSeconds(idleSeconds)
+                .maxConnectionBufferSize(connWindow)
+                .maxBidirectionalStreamBufferSize(streamWindow)
+                .maxUnidirectionalStreamBufferSize(0)
+                .maxOpenPeerInitiatedBidirectionalStreams(16)
+                .maxOpenPeerInitiatedUnidirectionalStreams(0)
+                .retryRequired(false)
+                .connectionIdLength(8)
+                .build();
+        DatagramSocket socket = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        ServerConnector server = ServerConnector.builder()
+                .withSocket(socket)
+                .withKeyStore(ks, SelfSignedKeyStore.ALIAS, SelfSignedKeyStore.PASSWORD)
+                .withConfiguration(config)
+                .withLogger(new NullLogger())
+                .build();
+        ExecutorService workers = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "bulk-stream");
+            t.setDaemon(true);
+            return t;
+        });
+        final int chunk = writeChunk;
+        server.registerApplicationProtocol(BulkData.ALPN, new ApplicationProtocolConnectionFactory() {
+            @Override
+            public ApplicationProtocolConnection createConnection(String protocol, QuicConnection connection) {
+                return new ApplicationProtocolConnection() {
+                    @Override
+                    public void acceptPeerInitiatedStream(QuicStream stream) {
+                        workers.execute(() -> serve(stream, chunk));
+                    }
+                };
+            }
+
+            @Override
+            public int maxConcurrentPeerInitiatedUnidirectionalStreams() {
+                return 0;
+            }
+
+            @Override
+            public int maxConcurrentPeerInitiatedBidirectionalStreams() {
+                return 16;
+            }
+        });
+        server.start();
+        System.out.println("PORT " + socket.getLocalPort());
+        System.out.println("PID " + ProcessHandle.current().pid());
+        System.out.flush();
+        // until the parent closes our stdin (or kills us)
+        try (InputStream in = System.in) {
+            while (in.read() >= 0) {
+                // ignore
+            }
+        } finally {
+            server.close();
+            workers.shutdownNow();
+        }
+        System.exit(0);
+    }
+
+    static void serve(QuicStream stream, int writeChunk) {
+        long t0 = System.nanoTime();
+        long cpu0 = processCpuNanos();
+        String mode = "?";
+        try (DataInputStream in = new DataInputStream(stream.getInputStream());
+             OutputStream out = stream.getOutputStream()) {
+            long[] h = BulkData.readHeader(in);
+            long bytes = h[1];
+            long seed = h[2];
+            if (h[0] == BulkData.UPLOAD) {
+                mode = "up";
+                MessageDigest md = BulkData.sha256();
+                byte[] buf = new byte[64 * 1024];
+                long count = 0;
+                for (int n; (n = in.read(buf)) >= 0; ) {
+                    md.update(buf, 0, n);
+                    count += n;
+                }
+                out.write(("OK " + count + " " + BulkData.hex(md.digest()) + "\n").getBytes(StandardCharsets.US_ASCII));
+                bytes = count;
+            } else if (h[0] == BulkData.DOWNLOAD) {
+                mode = "down";
+                byte[] buf = new byte[Math.max(64 * 1024, writeChunk)];
+                for (long pos = 0; pos < bytes; ) {
+                    int n = (int) Math.min(writeChunk, bytes - pos);
+                    BulkData.fill(seed, pos, buf, 0, n);
+                    out.write(buf, 0, n);
+                    pos += n;
+                }
+                out.close();
+                try {
+                    while (in.read(buf) >= 0) {
+                        // the client closes its side once it has everything: the transfer is complete
+                    }
+                } catch (java.io.IOException closed) {
+                    // the client closed the connection right after its FIN: complete as well
+                }
+            } else {
+                throw new IllegalArgumentException("bad mode " + h[0]);
+            }
+            out.close();
+            long cpu = processCpuNanos() - cpu0;
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            System.out.printf("SERVED mode=%s bytes=%d seconds=%.3f cpuNanos=%d%n", mode, bytes, seconds, cpu);
+        } catch (Exception e) {
+            System.out.println("SERVED mode=" + mode + " error=" + e.toString().replace(' ', '_'));
+        }
+        System.out.flush();
+    }
+
+    /** This process's CPU time (all threads), in nanoseconds; -1 when the JVM cannot tell. */
+    static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return -1;
+    }
+}

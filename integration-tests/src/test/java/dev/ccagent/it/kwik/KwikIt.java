@@ -1,0 +1,232 @@
+package dev.ccagent.it.kwik;
+
+import dev.ccagent.it.ForkedJvm;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Shared plumbing: the agent jar, the children's class path, starting servers and running clients. */
+final class KwikIt {
+
+    /** Generous: the CI machine has 2 cores shared with other builds. */
+    static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+
+    static final Pattern PORT = Pattern.compile("^PORT (\\d+)");
+    /** The agent's per-connection line (log=debug): role, id, arm, algorithm. */
+    static final Pattern CONNECTION_LINE = Pattern.compile(
+            "\\[ccagent] DEBUG kwik (server|client) connection ([0-9a-f]+|\\(unknown id\\)): (\\w+) arm, ([\\w-]+)");
+    static final Pattern RESULT = Pattern.compile(
+            "^RESULT conn=(\\d+) odcid=(\\S+) mode=(\\w+) (?:bytes=(\\d+) seconds=([\\d.]+) mbps=([\\d.]+) )?ok=(\\w+)(?: error=(\\S+))?");
+    static final Pattern SERVED = Pattern.compile(
+            "^SERVED mode=(\\w+) bytes=(\\d+) seconds=([\\d.]+) cpuNanos=(-?\\d+)");
+
+    private KwikIt() {
+    }
+
+    static Path agentJar() {
+        String p = System.getProperty("ccagent.jar");
+        assertTrue(p != null, "system property ccagent.jar is not set (run through Maven)");
+        Path jar = Path.of(p).toAbsolutePath().normalize();
+        assertTrue(Files.isRegularFile(jar), jar + " does not exist: build the agent module first");
+        return jar;
+    }
+
+    /**
+     * The forked JVMs' class path: this module's classes and kwik with its dependencies only; never
+     * the agent's classes, cc-impl or Byte Buddy (they come only with -javaagent or attach, as in
+     * production).
+     */
+    static String appClassPath() {
+        String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        String sep = File.separator;
+        String mine = "integration-tests" + sep + "target" + sep + "classes";
+        String result = ForkedJvm.filterClassPath(cp, e -> e.endsWith(mine)
+                || e.contains(sep + "tech" + sep + "kwik" + sep)
+                || e.contains(sep + "at" + sep + "favre" + sep)
+                || e.contains(sep + "io" + sep + "whitfin" + sep));
+        assertTrue(result.contains(mine) && result.contains("kwik-"), "unexpected test class path: " + cp);
+        return result;
+    }
+
+    /** The class path plus Byte Buddy, for servers that also run the test-only {@link StallWidener}. */
+    static String appClassPathWithByteBuddy() {
+        String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        String bb = ForkedJvm.filterClassPath(cp, e -> e.contains(File.separator + "byte-buddy-1"));
+        assertTrue(!bb.isEmpty(), "byte-buddy not on the test class path: " + cp);
+        return appClassPath() + File.pathSeparator + bb;
+    }
+
+    private static Path widenerJar;
+
+    /** A manifest-only agent jar whose Premain-Class is {@link StallWidener} (found on the class path). */
+    static synchronized Path stallWidenerJar() throws IOException {
+        if (widenerJar == null) {
+            Path file = workDir("stall-widener").resolve("stall-widener-" + ProcessHandle.current().pid() + ".jar");
+            java.util.jar.Manifest mf = new java.util.jar.Manifest();
+            mf.getMainAttributes().put(java.util.jar.Attributes.Name.MANIFEST_VERSION, "1.0");
+            mf.getMainAttributes().putValue("Premain-Class", StallWidener.class.getName());
+            try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(file), mf)) {
+                out.flush();
+            }
+            widenerJar = file;
+        }
+        return widenerJar;
+    }
+
+    static Path workDir(String test) throws IOException {
+        Path base = Path.of(System.getProperty("ccagent.it.work", System.getProperty("java.io.tmpdir")));
+        Path dir = base.resolve(test);
+        Files.createDirectories(dir);
+        return dir;
+    }
+
+    /** A started server and its port. */
+    static final class Server implements AutoCloseable {
+        final ForkedJvm jvm;
+        final int port;
+
+        Server(ForkedJvm jvm, int port) {
+            this.jvm = jvm;
+            this.port = port;
+        }
+
+        /** Agent log lines so far. */
+        List<String> agentLines() {
+            return agentLines(jvm.stderr());
+        }
+
+        static List<String> agentLines(String stderr) {
+            List<String> out = new ArrayList<>();
+            for (String l : stderr.split("\n")) {
+                if (l.contains("[ccagent]")) {
+                    out.add(l);
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public void close() {
+            jvm.close();
+        }
+    }
+
+    private static Path keyStore;
+
+    /** One self-signed key store for all servers of this test JVM (keytool costs a JVM start). */
+    static synchronized Path keyStore() throws IOException, InterruptedException {
+        if (keyStore == null) {
+            Path dir = workDir("keystore");
+            Path file = dir.resolve("server-" + ProcessHandle.current().pid() + ".p12");
+            Files.deleteIfExists(file);
+            SelfSignedKeyStore.generate(file);
+            keyStore = file;
+        }
+        return keyStore;
+    }
+
+    /** Starts a server; {@code agentArgs} null for none. Waits for its PORT line. */
+    static Server startServer(Path dir, String name, String agentArgs, String... serverArgs)
+            throws IOException, InterruptedException {
+        return awaitPort(launchServer(dir, name, agentArgs, serverArgs));
+    }
+
+    /** Starts a server JVM without waiting (see {@link #awaitPort}): to start several side by side. */
+    static ForkedJvm launchServer(Path dir, String name, String agentArgs, String... serverArgs)
+            throws IOException, InterruptedException {
+        return launchServer(dir, name, agentArgs, false, serverArgs);
+    }
+
+    /** As above; {@code widenRace}: also load the test-only {@link StallWidener} (before the agent). */
+    static ForkedJvm launchServer(Path dir, String name, String agentArgs, boolean widenRace, String... serverArgs)
+            throws IOException, InterruptedException {
+        ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkServer.class.getName())
+                .classPath(widenRace ? appClassPathWithByteBuddy() : appClassPath())
+                .dir(dir)
+                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
+                .args("--keystore", keyStore().toString())
+                .args(serverArgs);
+        if (widenRace) {
+            b.javaagent(stallWidenerJar(), null);
+        }
+        if (agentArgs != null) {
+            b.javaagent(agentJar(), agentArgs);
+        }
+        return b.start();
+    }
+
+    /** Waits for a launched server's PORT line; closes it on failure. */
+    static Server awaitPort(ForkedJvm jvm) throws IOException, InterruptedException {
+        try {
+            Matcher m = jvm.awaitLine(PORT, START_TIMEOUT);
+            return new Server(jvm, Integer.parseInt(m.group(1)));
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            jvm.close();
+            throw e;
+        }
+    }
+
+    /** A finished client run. */
+    static final class ClientRun {
+        final int exit;
+        final String stdout;
+        final String stderr;
+        final List<Matcher> results = new ArrayList<>();
+        final String describe;
+
+        ClientRun(int exit, String stdout, String stderr, String describe) {
+            this.exit = exit;
+            this.stdout = stdout;
+            this.stderr = stderr;
+            this.describe = describe;
+            for (String l : stdout.split("\n")) {
+                Matcher m = RESULT.matcher(l);
+                if (m.find()) {
+                    results.add(m);
+                }
+            }
+        }
+
+        boolean allOk(int expected) {
+            return exit == 0 && results.size() == expected && results.stream().allMatch(m -> m.group(7).equals("true"));
+        }
+    }
+
+    /** Runs a client to completion ({@code agentArgs} null for none). */
+    static ClientRun runClient(Path dir, String name, String agentArgs, Duration timeout, String... args)
+            throws IOException, InterruptedException {
+        ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkClient.class.getName())
+                .classPath(appClassPath())
+                .dir(dir)
+                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
+                .args(args)
+                .args("--timeout-seconds", Long.toString(timeout.toSeconds()));
+        if (agentArgs != null) {
+            b.javaagent(agentJar(), agentArgs);
+        }
+        try (ForkedJvm jvm = b.start()) {
+            int exit = jvm.waitFor(timeout.plusSeconds(30));
+            return new ClientRun(exit, jvm.stdout(), jvm.stderr(), jvm.describe());
+        }
+    }
+
+    static List<Matcher> connectionLines(String stderr) {
+        List<Matcher> out = new ArrayList<>();
+        for (String l : stderr.split("\n")) {
+            Matcher m = CONNECTION_LINE.matcher(l);
+            if (m.find()) {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+}
