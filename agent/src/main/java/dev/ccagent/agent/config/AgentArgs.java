@@ -54,6 +54,7 @@ public final class AgentArgs {
         k.put("fix.kwik-stream-stall", "on|off: work around kwik's stream-send race (default off)");
         k.put("targets", "libraries to instrument: kwik,netty (default both)");
         k.put("profile-on-spin", "directory for async-profiler captures when a send-loop spin is detected");
+        k.putAll(NettyConfig.KEYS);
         KEYS = java.util.Collections.unmodifiableMap(k);
     }
 
@@ -204,6 +205,7 @@ public final class AgentArgs {
         boolean fixStall = false;
         Set<String> targets = new LinkedHashSet<>(KNOWN_TARGETS);
         Path profileDir = null;
+        NettyConfig.Builder netty = new NettyConfig.Builder();
 
         for (Map.Entry<String, String> e : entries.entrySet()) {
             String key = e.getKey();
@@ -247,7 +249,9 @@ public final class AgentArgs {
                         profileDir = path(value);
                         break;
                     default:
-                        if (key.startsWith("opt.")) {
+                        if (key.startsWith("netty.")) {
+                            netty.accept(key, value);
+                        } else if (key.startsWith("opt.")) {
                             int dot = key.indexOf('.', 4);
                             if (dot < 0 || dot == key.length() - 1) {
                                 throw new CcConfigException("expected opt.ALGO.KEY, e.g. opt.bbr1.quantum-ratio");
@@ -286,11 +290,12 @@ public final class AgentArgs {
             problems.add("canary=" + entries.get("canary") + ": shares add up to " + canaryTotal + "%, more than 100%");
         }
         AgentConfig.Arm defaultArm = arm("default", defaultAlgorithm, Math.max(0, 100 - canaryTotal), validated);
+        NettyConfig nettyConfig = netty.build(problems);
         if (!problems.isEmpty()) {
             return new Result(null, problems);
         }
         return new Result(new AgentConfig(defaultArm, canaryArms, level, jfr, jfrMaxSize, jfrMaxAge, fixStall,
-                targets, profileDir, new LinkedHashMap<>(entries)), problems);
+                targets, profileDir, new LinkedHashMap<>(entries)).withNetty(nettyConfig), problems);
     }
 
     private static AgentConfig.Arm arm(String label, String algorithm, double pct, Map<String, CcOptions> validated) {
@@ -353,7 +358,7 @@ public final class AgentArgs {
         return out;
     }
 
-    private static boolean onOff(String value) {
+    static boolean onOff(String value) {
         switch (value.strip().toLowerCase(Locale.ROOT)) {
             case "on": case "true": case "yes":
                 return true;

@@ -73,6 +73,7 @@ public final class AgentConfig {
     private final Set<String> targets;
     private final Path profileOnSpinDir;
     private final Map<String, String> raw;
+    private NettyConfig netty = NettyConfig.DEFAULT;
 
     AgentConfig(Arm defaultArm, List<Arm> canaryArms, AgentLog.Level logLevel, Path jfrFile, long jfrMaxSizeBytes,
                 long jfrMaxAgeNanos, boolean fixKwikStreamStall, Set<String> targets, Path profileOnSpinDir,
@@ -87,6 +88,17 @@ public final class AgentConfig {
         this.targets = Set.copyOf(targets);
         this.profileOnSpinDir = profileOnSpinDir;
         this.raw = Collections.unmodifiableMap(raw);
+    }
+
+    /** Sets the {@code netty.*} part (only while building, before the config is published). */
+    AgentConfig withNetty(NettyConfig nettyConfig) {
+        this.netty = nettyConfig;
+        return this;
+    }
+
+    /** The {@code netty.*} keys: quiche's algorithms for Netty QUIC, pacing, path stats. */
+    public NettyConfig netty() {
+        return netty;
     }
 
     /** The arm for connections no canary claims. */
