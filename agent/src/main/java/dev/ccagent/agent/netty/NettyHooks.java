@@ -282,6 +282,38 @@ public final class NettyHooks {
     }
 
     /**
+     * Before {@code QuicheQuicChannel.writePacket}: true when the datagram about to be written will be
+     * held by the pacer beyond its early horizon. Netty then treats the send window as used and resumes
+     * its send loop when that write completes, so quiche produces the next datagram near its own
+     * release time instead of queueing a whole window in the pacer (which would inflate every RTT
+     * sample by the time spent in the queue).
+     */
+    public static boolean holdSendLoop() {
+        try {
+            AgentConfig cfg = AgentRuntime.config();
+            if (cfg == null || !cfg.netty().pacing()) {
+                return false;
+            }
+            SendSlot s = SLOT.get();
+            ByteBuffer b = s.pending;
+            if (b == null) {
+                return false;
+            }
+            long sec = b.getLong(272);
+            long nsec = b.getLong(280);
+            if (b.order() != ByteOrder.nativeOrder()) {
+                sec = Long.reverseBytes(sec);
+                nsec = Long.reverseBytes(nsec);
+            }
+            long at = sec * 1_000_000_000L + nsec;
+            return at != 0 && at - System.nanoTime() > NettyPacer.EARLY_NANOS;
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty send-loop hold", t);
+            return false;
+        }
+    }
+
+    /**
      * quiche's send time ({@code CLOCK_MONOTONIC}, comparable with {@link System#nanoTime()}) of the
      * datagram being written on this thread, or 0 when the write did not come from quiche's send loop.
      */

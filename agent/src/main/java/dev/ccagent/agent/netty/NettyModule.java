@@ -107,6 +107,8 @@ public final class NettyModule extends TargetModule {
                 Requirement.type(pkg + ".QuicheQuicChannel")
                         .method("connectNow", "(Ljava/util/function/Function;Ljava/util/concurrent/Executor;"
                                 + "Ljava/util/function/Consumer;JIZLjava/nio/ByteBuffer;Ljava/nio/ByteBuffer;)V"),
+                Requirement.type(pkg + ".QuicheQuicChannel")
+                        .method("writePacket", "(Lio/netty/channel/socket/DatagramPacket;II)Z"),
                 Requirement.type(pkg + ".QuicheQuicConnection")
                         .method("nextSendInfo", "()Ljava/nio/ByteBuffer;"),
                 Requirement.type(pkg + ".QuicheQuicCodec")
@@ -173,7 +175,8 @@ public final class NettyModule extends TargetModule {
                 .type(named(pkg + ".QuicheQuicChannel"), loaderCheck, unnamed)
                 .transform(substitute)
                 .transform(new AgentBuilder.Transformer.ForAdvice().include(ours)
-                        .advice(named("connectNow").and(takesArguments(8)), ClientChannelAdvice.class.getName()))
+                        .advice(named("connectNow").and(takesArguments(8)), ClientChannelAdvice.class.getName())
+                        .advice(named("writePacket").and(takesArguments(3)), WritePacketAdvice.class.getName()))
                 .type(named(pkg + ".QuicheQuicConnection"), loaderCheck, unnamed)
                 .transform(new AgentBuilder.Transformer.ForAdvice().include(ours)
                         .advice(named("nextSendInfo").and(takesArguments(0)), SendInfoAdvice.class.getName()))
@@ -219,6 +222,19 @@ public final class NettyModule extends TargetModule {
         @Advice.OnMethodExit(suppress = Throwable.class, onThrowable = Throwable.class)
         static void exit(@Advice.This Object channel) {
             NettyHooks.onChannel(channel);
+        }
+    }
+
+    /** Inlined at the start of QuicheQuicChannel.writePacket(DatagramPacket, int maxDatagramSize, int len). */
+    public static final class WritePacketAdvice {
+        private WritePacketAdvice() {
+        }
+
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter(@Advice.Argument(value = 2, readOnly = false) int len) {
+            if (NettyHooks.holdSendLoop()) {
+                len = 0; // "send window used": Netty continues when this (paced) write completes
+            }
         }
     }
 

@@ -51,6 +51,7 @@ final class NettyPacer extends ChannelDuplexHandler {
     private ScheduledFuture<?> timer;
     private long timerDeadline;
     private boolean draining;
+    private boolean summarised;
 
     // counters (event-loop thread only; read for logs)
     long datagrams;
@@ -211,9 +212,6 @@ final class NettyPacer extends ChannelDuplexHandler {
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
         failAll();
-        if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
-            AgentLog.debug("netty pacer " + ctx.channel() + ": " + summary());
-        }
     }
 
     String summary() {
@@ -247,7 +245,8 @@ final class NettyPacer extends ChannelDuplexHandler {
             q.inActive = false;
         }
         active.clear();
-        if (AgentLog.enabled(AgentLog.Level.DEBUG) && datagrams > 0 && ctx != null) {
+        if (AgentLog.enabled(AgentLog.Level.DEBUG) && datagrams > 0 && ctx != null && !summarised) {
+            summarised = true;
             AgentLog.debug("netty pacer " + ctx.channel() + ": " + summary());
         }
     }
