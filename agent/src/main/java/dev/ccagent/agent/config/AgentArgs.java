@@ -57,6 +57,7 @@ public final class AgentArgs {
         k.put("profile-on-spin.duration", "length of one capture, e.g. 10s (default 10s, 1s..5min)");
         k.put("profile-on-spin.every", "at most one capture per this interval, e.g. 10min (default 10min)");
         k.put("detect", "on|off: per-connection send-loop counters and the spin detector, also on stock connections (default on)");
+        k.putAll(NettyConfig.KEYS);
         KEYS = java.util.Collections.unmodifiableMap(k);
     }
 
@@ -210,6 +211,7 @@ public final class AgentArgs {
         long profileDuration = 10_000_000_000L;
         long profileEvery = 600_000_000_000L;
         boolean detect = true;
+        NettyConfig.Builder netty = new NettyConfig.Builder();
 
         for (Map.Entry<String, String> e : entries.entrySet()) {
             String key = e.getKey();
@@ -268,7 +270,9 @@ public final class AgentArgs {
                         detect = onOff(value);
                         break;
                     default:
-                        if (key.startsWith("opt.")) {
+                        if (key.startsWith("netty.")) {
+                            netty.accept(key, value);
+                        } else if (key.startsWith("opt.")) {
                             int dot = key.indexOf('.', 4);
                             if (dot < 0 || dot == key.length() - 1) {
                                 throw new CcConfigException("expected opt.ALGO.KEY, e.g. opt.bbr1.quantum-ratio");
@@ -307,12 +311,13 @@ public final class AgentArgs {
             problems.add("canary=" + entries.get("canary") + ": shares add up to " + canaryTotal + "%, more than 100%");
         }
         AgentConfig.Arm defaultArm = arm("default", defaultAlgorithm, Math.max(0, 100 - canaryTotal), validated);
+        NettyConfig nettyConfig = netty.build(problems);
         if (!problems.isEmpty()) {
             return new Result(null, problems);
         }
         return new Result(new AgentConfig(defaultArm, canaryArms, level, jfr, jfrMaxSize, jfrMaxAge, fixStall,
                 targets, profileDir, new LinkedHashMap<>(entries))
-                .withDetection(detect, profileDuration, profileEvery), problems);
+                .withDetection(detect, profileDuration, profileEvery).withNetty(nettyConfig), problems);
     }
 
     private static AgentConfig.Arm arm(String label, String algorithm, double pct, Map<String, CcOptions> validated) {
@@ -375,7 +380,7 @@ public final class AgentArgs {
         return out;
     }
 
-    private static boolean onOff(String value) {
+    static boolean onOff(String value) {
         switch (value.strip().toLowerCase(Locale.ROOT)) {
             case "on": case "true": case "yes":
                 return true;

@@ -76,6 +76,7 @@ public final class AgentConfig {
     private boolean detect = true;
     private long profileDurationNanos = 10_000_000_000L;
     private long profileEveryNanos = 600_000_000_000L;
+    private NettyConfig netty = NettyConfig.DEFAULT;
 
     AgentConfig(Arm defaultArm, List<Arm> canaryArms, AgentLog.Level logLevel, Path jfrFile, long jfrMaxSizeBytes,
                 long jfrMaxAgeNanos, boolean fixKwikStreamStall, Set<String> targets, Path profileOnSpinDir,
@@ -90,6 +91,17 @@ public final class AgentConfig {
         this.targets = Set.copyOf(targets);
         this.profileOnSpinDir = profileOnSpinDir;
         this.raw = Collections.unmodifiableMap(raw);
+    }
+
+    /** Sets the {@code netty.*} part (only while building, before the config is published). */
+    AgentConfig withNetty(NettyConfig nettyConfig) {
+        this.netty = nettyConfig;
+        return this;
+    }
+
+    /** The {@code netty.*} keys: quiche's algorithms for Netty QUIC, pacing, path stats. */
+    public NettyConfig netty() {
+        return netty;
     }
 
     /** The arm for connections no canary claims. */

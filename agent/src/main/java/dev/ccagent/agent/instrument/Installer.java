@@ -31,6 +31,10 @@ public final class Installer {
         if (config.targets("kwik")) {
             modules.add(new KwikModule(config));
         }
+        if (config.targets("netty")) {
+            modules.add(dev.ccagent.agent.netty.NettyModule.netty42(config));
+            modules.add(dev.ccagent.agent.netty.NettyModule.incubator(config));
+        }
         return modules;
     }
 

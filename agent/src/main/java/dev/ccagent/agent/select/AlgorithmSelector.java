@@ -19,8 +19,12 @@ public final class AlgorithmSelector {
 
     /** The arm for a connection whose id hashes to {@code idHash} (see {@link #hash(byte[])}). */
     public static AgentConfig.Arm select(AgentConfig config, long idHash) {
+        return select(config.canaryArms(), config.defaultArm(), idHash);
+    }
+
+    /** The same split over any arms (Netty QUIC's {@code netty.canary} arms name quiche's algorithms). */
+    public static AgentConfig.Arm select(List<AgentConfig.Arm> canaries, AgentConfig.Arm defaultArm, long idHash) {
         int bucket = bucket(idHash);
-        List<AgentConfig.Arm> canaries = config.canaryArms();
         int upper = 0;
         for (int i = 0; i < canaries.size(); i++) {
             AgentConfig.Arm arm = canaries.get(i);
@@ -29,7 +33,7 @@ public final class AlgorithmSelector {
                 return arm;
             }
         }
-        return config.defaultArm();
+        return defaultArm;
     }
 
     /** Bucket in [0, 10000) of a hash. */

@@ -1,0 +1,161 @@
+package dev.ccagent.agent.netty;
+
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.runtime.AgentRuntime;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ImmediateEventExecutor;
+import io.netty.util.concurrent.Promise;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Live Netty QUIC connections with their assignment and their latest path stats, held weakly (a
+ * side table: nothing is added to Netty's classes). Each connection's stats are sampled on its own
+ * event loop (quiche frees a connection there, so that is the only safe place) every
+ * {@code netty.stats.period}, through the public {@code QuicChannel.collectPathStats(int, Promise)}.
+ *
+ * <p>Until the JFR event classes are on main, samples are exposed here ({@link #live()}) and logged
+ * at debug as one {@code netty path} line per sample.
+ */
+public final class NettyConnections {
+
+    private static final Map<Connection, Boolean> LIVE = new WeakHashMap<>();
+
+    private NettyConnections() {
+    }
+
+    /** A copy of the live connections. */
+    public static List<Connection> live() {
+        synchronized (LIVE) {
+            return new ArrayList<>(LIVE.keySet());
+        }
+    }
+
+    static void register(Object channel, NettyHooks.Selection selection) throws ReflectiveOperationException {
+        AgentConfig cfg = AgentRuntime.config();
+        long period = cfg != null ? cfg.netty().statsPeriodNanos() : 0;
+        Connection c = new Connection((Channel) channel, selection, period);
+        synchronized (LIVE) {
+            LIVE.put(c, Boolean.TRUE);
+        }
+        if (period > 0) {
+            c.loop.schedule(c, period, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** One connection: its assignment and its latest path-0 sample. */
+    public static final class Connection implements Runnable {
+        private final Channel channel;
+        private final EventLoop loop;
+        private final NettyHooks.Selection selection;
+        private final long periodNanos;
+        private final Method collect;
+        private Method[] accessors;
+
+        public volatile long samples;
+        public volatile long cwndBytes;
+        public volatile long rttNanos;
+        public volatile long deliveryRateBytesPerSecond;
+        public volatile long sentPackets;
+        public volatile long lostPackets;
+        public volatile long sentBytes;
+        public volatile long lostBytes;
+
+        Connection(Channel channel, NettyHooks.Selection selection, long periodNanos) throws ReflectiveOperationException {
+            this.channel = channel;
+            // the QUIC channel runs on its parent's event loop (and may not be registered yet)
+            this.loop = channel.parent() != null ? channel.parent().eventLoop() : channel.eventLoop();
+            this.selection = selection;
+            this.periodNanos = periodNanos;
+            Class<?> quicChannel = Class.forName(selection.quiche.packageName + ".QuicChannel", false,
+                    selection.quiche.loader);
+            this.collect = quicChannel.getMethod("collectPathStats", int.class, Promise.class);
+        }
+
+        public String side() {
+            return selection.side;
+        }
+
+        public String scid() {
+            return selection.scidHex;
+        }
+
+        /** reno|cubic|bbr, or "app" when the application's own setting runs. */
+        public String algorithm() {
+            return selection.algorithm;
+        }
+
+        public String arm() {
+            return selection.arm.label() + ":" + selection.arm.algorithm();
+        }
+
+        @Override
+        public void run() {
+            try {
+                if (!channel.isOpen()) {
+                    finish();
+                    return;
+                }
+                sample();
+                loop.schedule(this, periodNanos, TimeUnit.NANOSECONDS);
+            } catch (Throwable t) {
+                AgentRuntime.recordFallback("netty path stats", t);
+            }
+        }
+
+        private void sample() throws ReflectiveOperationException {
+            Promise<Object> promise = ImmediateEventExecutor.INSTANCE.newPromise();
+            Future<?> f = (Future<?>) collect.invoke(channel, 0, promise);
+            Object stats = f.getNow();
+            if (stats == null) {
+                return; // closed meanwhile (the promise failed)
+            }
+            Method[] a = accessors;
+            if (a == null) {
+                Class<?> type = Class.forName(selection.quiche.packageName + ".QuicConnectionPathStats", false,
+                        selection.quiche.loader);
+                a = new Method[] {type.getMethod("cwnd"), type.getMethod("rtt"), type.getMethod("deliveryRate"),
+                        type.getMethod("sent"), type.getMethod("lost"), type.getMethod("sentBytes"),
+                        type.getMethod("lostBytes")};
+                accessors = a;
+            }
+            cwndBytes = (Long) a[0].invoke(stats);
+            rttNanos = (Long) a[1].invoke(stats);
+            deliveryRateBytesPerSecond = (Long) a[2].invoke(stats);
+            sentPackets = (Long) a[3].invoke(stats);
+            lostPackets = (Long) a[4].invoke(stats);
+            sentBytes = (Long) a[5].invoke(stats);
+            lostBytes = (Long) a[6].invoke(stats);
+            samples++;
+            if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
+                AgentLog.debug("netty path " + describe());
+            }
+        }
+
+        private String describe() {
+            long[] hints = NettyHooks.sendTimeStats();
+            return "side=" + selection.side + " scid=" + selection.scidHex + " algorithm=" + selection.algorithm
+                    + " cwnd=" + cwndBytes + " rttUs=" + rttNanos / 1000 + " deliveryRate=" + deliveryRateBytesPerSecond
+                    + " sent=" + sentPackets + " lost=" + lostPackets + " sentBytes=" + sentBytes
+                    + " lostBytes=" + lostBytes + " sendTimes=" + hints[0] + " aheadSendTimes=" + hints[1]
+                    + " maxLeadUs=" + hints[2] / 1000;
+        }
+
+        private void finish() {
+            synchronized (LIVE) {
+                LIVE.remove(this);
+            }
+            if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
+                AgentLog.debug("netty connection closed " + describe() + " samples=" + samples);
+            }
+        }
+    }
+}

@@ -1,0 +1,378 @@
+package dev.ccagent.agent.netty;
+
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.config.NettyConfig;
+import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.runtime.AgentRuntime;
+import dev.ccagent.agent.select.AlgorithmSelector;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The static entry points Netty QUIC's instrumented code calls (advice is inlined into Netty's
+ * classes, so these are public). Everything but the native call itself catches everything: on any
+ * problem the connection gets the application's own settings.
+ *
+ * <p>No Netty type appears in a signature here: the same hooks serve {@code io.netty.handler.codec.quic}
+ * and {@code io.netty.incubator.codec.quic}; package-specific natives are reached through
+ * {@link NettyQuiche}, resolved from the calling class.
+ */
+public final class NettyHooks {
+
+    private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
+
+    /** The application's settings of each native quiche config, by its address (from QuicheConfig's constructor). */
+    static final Map<Long, AppSettings> CONFIGS = new ConcurrentHashMap<>();
+
+    /** The selection of the connection just created on this thread, for the channel-level advice. */
+    private static final ThreadLocal<Selection> LAST = new ThreadLocal<>();
+
+    /** Per event-loop thread: the send_info buffer quiche fills for the next datagram. */
+    private static final ThreadLocal<SendSlot> SLOT = ThreadLocal.withInitial(SendSlot::new);
+    private static final List<SendSlot> SLOTS = new CopyOnWriteArrayList<>();
+
+    /** A datagram is "paced ahead" when quiche's send time is this far in the future. */
+    static final long AHEAD_NANOS = 50_000L;
+
+    private NettyHooks() {
+    }
+
+    /** What the application configured on one native config (quiche defaults where it left a value null). */
+    static final class AppSettings {
+        final int ccId;
+        final String ccName;
+        final boolean hystart;
+        final int cwndPackets;
+
+        AppSettings(int ccId, String ccName, boolean hystart, int cwndPackets) {
+            this.ccId = ccId;
+            this.ccName = ccName;
+            this.hystart = hystart;
+            this.cwndPackets = cwndPackets;
+        }
+    }
+
+    /** One connection's assignment. */
+    static final class Selection {
+        final String side;
+        final String scidHex;
+        final AgentConfig.Arm arm;
+        final NettyQuiche quiche;
+        /** What runs: reno|cubic|bbr, or "app" (the application's setting). */
+        String algorithm = "app";
+        /** The id given to quiche, or -1 (the application's). */
+        int quicheId = -1;
+        String refusal;
+        boolean ccSet;
+        boolean cwndSet;
+        boolean hystartSet;
+
+        Selection(String side, String scidHex, AgentConfig.Arm arm, NettyQuiche quiche) {
+            this.side = side;
+            this.scidHex = scidHex;
+            this.arm = arm;
+            this.quiche = quiche;
+        }
+
+        String line() {
+            return "netty connection side=" + side + " scid=" + scidHex + " arm=" + arm.label() + ":" + arm.algorithm()
+                    + " algorithm=" + algorithm + " quiche-id=" + (quicheId < 0 ? "app" : Integer.toString(quicheId))
+                    + " quiche=" + quiche.quicheVersion + (refusal != null ? " refused: " + refusal : "");
+        }
+    }
+
+    // ---------------------------------------------------------------- QuicheConfig constructor
+
+    /** After {@code QuicheConfig}'s constructor: remembers the application's settings of that native config. */
+    public static void onConfig(Class<?> configClass, long address, Boolean hystart, Object cc, Integer cwnd) {
+        try {
+            NettyQuiche q = NettyQuiche.of(configClass);
+            String name = cc == null ? "default" : ((Enum<?>) cc).name();
+            int id = cc == null ? NettyQuiche.CUBIC : q.nettyIdOf(name);
+            CONFIGS.put(address, new AppSettings(id, name, hystart == null || hystart, cwnd == null ? 10 : cwnd));
+            if (cc != null && "BBR".equals(name) && q.bbrRefusal != null) {
+                AgentLog.warnOnce("netty-app-bbr:" + q.packageName,
+                        "netty: the application selects BBR, which Netty passes to quiche " + q.quicheVersion
+                                + " as id " + id + ": " + q.bbrRefusal + "; connections that keep the application's"
+                                + " algorithm will hit that", null);
+            }
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty config capture", t);
+        }
+    }
+
+    // ---------------------------------------------------------------- connection creation
+
+    /** Replaces {@code Quiche.quiche_conn_new_with_tls} in QuicheQuicServerCodec and QuicheQuicChannel. */
+    public static long connNew(long scid, int scidLen, long ocid, int ocidLen, long local, int localLen, long peer,
+                               int peerLen, long config, long ssl, boolean server) throws Throwable {
+        NettyQuiche q = NettyQuiche.of(WALKER.getCallerClass());
+        Selection s = before(q, scid, scidLen, config, server ? "server" : "client");
+        long conn;
+        try {
+            conn = (long) q.connNew.invokeExact(scid, scidLen, ocid, ocidLen, local, localLen, peer, peerLen, config,
+                    ssl, server);
+        } finally {
+            after(s, config);
+        }
+        created(s, conn);
+        return conn;
+    }
+
+    /** Replaces {@code Quiche.quiche_conn_new_with_tls_and_client_dcid} (Netty 4.2.17+, clients). */
+    public static long connNewClientDcid(long scid, int scidLen, long dcid, int dcidLen, long local, int localLen,
+                                         long peer, int peerLen, long config, long ssl) throws Throwable {
+        NettyQuiche q = NettyQuiche.of(WALKER.getCallerClass());
+        Selection s = before(q, scid, scidLen, config, "client");
+        long conn;
+        try {
+            conn = (long) q.connNewClientDcid.invokeExact(scid, scidLen, dcid, dcidLen, local, localLen, peer, peerLen,
+                    config, ssl);
+        } finally {
+            after(s, config);
+        }
+        created(s, conn);
+        return conn;
+    }
+
+    private static Selection before(NettyQuiche q, long scid, int scidLen, long config, String side) {
+        LAST.remove();
+        try {
+            AgentConfig cfg = AgentRuntime.config();
+            if (cfg == null || !cfg.targets("netty") || q.broken != null) {
+                return null;
+            }
+            NettyConfig n = cfg.netty();
+            byte[] id = q.read(scid, scidLen);
+            AgentConfig.Arm arm = AlgorithmSelector.select(n.canaryArms(), n.defaultArm(), AlgorithmSelector.hash(id));
+            Selection s = new Selection(side, hex(id), arm, q);
+            if (!n.changesConnections()) {
+                return s;
+            }
+            AppSettings app = CONFIGS.get(config);
+            if (app == null) {
+                s.refusal = "this native config was created before the agent was installed (its settings are unknown)";
+                AgentLog.warnOnce("netty-unknown-config:" + config, "netty: " + s.refusal
+                        + "; its connections keep the application's settings", null);
+                return s;
+            }
+            if (!arm.isStock()) {
+                String refusal = q.refusal(arm.algorithm());
+                if (refusal != null) {
+                    s.refusal = refusal;
+                    AgentLog.warnOnce("netty-refuse:" + q.packageName + ":" + arm.algorithm(), "netty: refusing "
+                            + arm.algorithm() + " on " + q.packageName + ": " + refusal
+                            + "; those connections keep the application's algorithm (" + app.ccName + ")", null);
+                } else {
+                    int ccId = NettyQuiche.idOf(arm.algorithm());
+                    if (ccId != app.ccId) {
+                        q.setCc(config, ccId);
+                        s.ccSet = true;
+                    }
+                    s.algorithm = arm.algorithm();
+                    s.quicheId = ccId;
+                }
+            }
+            if (q.allRefusal == null) {
+                Integer cwnd = n.initialCwndPackets();
+                if (cwnd != null && cwnd != app.cwndPackets) {
+                    q.setCwnd(config, cwnd);
+                    s.cwndSet = true;
+                }
+                Boolean hystart = n.hystart();
+                if (hystart != null && hystart != app.hystart) {
+                    q.setHystart(config, hystart);
+                    s.hystartSet = true;
+                }
+            }
+            return s;
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty algorithm selection", t);
+            return null;
+        }
+    }
+
+    /** Puts the application's settings back on the shared native config (same thread, right after creation). */
+    private static void after(Selection s, long config) {
+        if (s == null || !(s.ccSet || s.cwndSet || s.hystartSet)) {
+            return;
+        }
+        try {
+            AppSettings app = CONFIGS.get(config);
+            if (s.ccSet) {
+                s.quiche.setCc(config, app.ccId);
+            }
+            if (s.cwndSet) {
+                s.quiche.setCwnd(config, app.cwndPackets);
+            }
+            if (s.hystartSet) {
+                s.quiche.setHystart(config, app.hystart);
+            }
+        } catch (Throwable t) {
+            AgentLog.error("netty: could not restore the application's settings on a quiche config", t);
+        }
+    }
+
+    private static void created(Selection s, long conn) {
+        if (s == null || conn == -1) {
+            return;
+        }
+        try {
+            AgentRuntime.countConnection("netty", s.arm);
+            if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
+                AgentLog.debug(s.line());
+            }
+            LAST.set(s);
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty connection accounting", t);
+        }
+    }
+
+    /** After {@code handleServer} returns (a new or existing channel, or null) and after {@code connectNow}. */
+    public static void onChannel(Object channel) {
+        Selection s = LAST.get();
+        if (s == null) {
+            return;
+        }
+        LAST.remove();
+        if (channel == null) {
+            return;
+        }
+        try {
+            NettyConnections.register(channel, s);
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty path stats", t);
+        }
+    }
+
+    // ---------------------------------------------------------------- pacing
+
+    /** After {@code QuicheQuicCodec.handlerAdded(ctx)}: puts the pacer between the socket and the codec. */
+    public static void onCodecAdded(Object ctx) {
+        try {
+            AgentConfig cfg = AgentRuntime.config();
+            if (cfg != null && cfg.targets("netty") && cfg.netty().pacing()) {
+                NettyPacer.install(ctx, cfg.netty().maxBurstBytes());
+            }
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty pacer installation", t);
+        }
+    }
+
+    /** After {@code QuicheQuicConnection.nextSendInfo()}: quiche fills this buffer for the datagram it writes next. */
+    public static void onSendInfo(ByteBuffer sendInfo) {
+        try {
+            AgentConfig cfg = AgentRuntime.config();
+            if (cfg == null || !(cfg.netty().pacing() || cfg.netty().statsPeriodNanos() > 0)) {
+                return;
+            }
+            SendSlot s = SLOT.get();
+            if (s.pending != null) {
+                s.observe(System.nanoTime()); // no datagram took the previous one
+            }
+            s.pending = sendInfo;
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty send time", t);
+        }
+    }
+
+    /**
+     * Before {@code QuicheQuicChannel.writePacket}: true when the datagram about to be written will be
+     * held by the pacer beyond its early horizon. Netty then treats the send window as used and resumes
+     * its send loop when that write completes, so quiche produces the next datagram near its own
+     * release time instead of queueing a whole window in the pacer (which would inflate every RTT
+     * sample by the time spent in the queue).
+     */
+    public static boolean holdSendLoop() {
+        try {
+            AgentConfig cfg = AgentRuntime.config();
+            if (cfg == null || !cfg.netty().pacing()) {
+                return false;
+            }
+            SendSlot s = SLOT.get();
+            ByteBuffer b = s.pending;
+            if (b == null) {
+                return false;
+            }
+            long sec = b.getLong(272);
+            long nsec = b.getLong(280);
+            if (b.order() != ByteOrder.nativeOrder()) {
+                sec = Long.reverseBytes(sec);
+                nsec = Long.reverseBytes(nsec);
+            }
+            long at = sec * 1_000_000_000L + nsec;
+            return at != 0 && at - System.nanoTime() > NettyPacer.EARLY_NANOS;
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty send-loop hold", t);
+            return false;
+        }
+    }
+
+    /**
+     * quiche's send time ({@code CLOCK_MONOTONIC}, comparable with {@link System#nanoTime()}) of the
+     * datagram being written on this thread, or 0 when the write did not come from quiche's send loop.
+     */
+    static long takeSendTime(long now) {
+        SendSlot s = SLOT.get();
+        if (s.pending == null) {
+            return 0;
+        }
+        return s.observe(now);
+    }
+
+    /** {datagrams seen, datagrams whose send time was ≥ 50 µs ahead, largest lead ns}, over all threads. */
+    public static long[] sendTimeStats() {
+        long[] out = new long[3];
+        for (SendSlot s : SLOTS) {
+            out[0] += s.seen;
+            out[1] += s.ahead;
+            out[2] = Math.max(out[2], s.maxLead);
+        }
+        return out;
+    }
+
+    static final class SendSlot {
+        ByteBuffer pending;
+        long seen;
+        long ahead;
+        long maxLead;
+
+        SendSlot() {
+            SLOTS.add(this);
+        }
+
+        long observe(long now) {
+            ByteBuffer b = pending;
+            pending = null;
+            long sec = b.getLong(272);
+            long nsec = b.getLong(280);
+            if (b.order() != ByteOrder.nativeOrder()) {
+                sec = Long.reverseBytes(sec);
+                nsec = Long.reverseBytes(nsec);
+            }
+            long at = sec * 1_000_000_000L + nsec;
+            seen++;
+            long lead = at - now;
+            if (lead >= AHEAD_NANOS) {
+                ahead++;
+                if (lead > maxLead) {
+                    maxLead = lead;
+                }
+            }
+            return at == 0 ? 0 : at;
+        }
+    }
+
+    static String hex(byte[] id) {
+        StringBuilder sb = new StringBuilder(id.length * 2);
+        for (byte b : id) {
+            sb.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+        }
+        return sb.toString();
+    }
+}

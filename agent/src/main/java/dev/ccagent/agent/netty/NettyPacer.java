@@ -1,0 +1,343 @@
+package dev.ccagent.agent.netty;
+
+import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.runtime.AgentRuntime;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+
+import java.nio.channels.ClosedChannelException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Sends Netty QUIC's datagrams at the time quiche asked for ({@code quiche_send_info.at}), which
+ * Netty itself ignores. Sits in the parent (UDP) channel's pipeline between the socket and the
+ * QUIC codec, so it runs on the event loop quiche runs on: no locks, no extra thread.
+ *
+ * <ul>
+ *   <li>A datagram due now, with nothing queued before it for its destination, goes straight through.</li>
+ *   <li>Otherwise it joins its destination's FIFO (never reordered; writes without a send time,
+ *       such as Netty's close barrier, queue behind as "due now").</li>
+ *   <li>One timer per pacer (the event loop's {@code schedule}), armed for the earliest head: each
+ *       wake-up sends what is due, plus up to {@code maxBurst} bytes due within the next
+ *       millisecond (the timer's granularity), then flushes and re-arms. No sleeping, no spinning.</li>
+ *   <li>Write promises complete only when the datagram is really written, so Netty's send loop
+ *       (which waits for the write of the last datagram of a send quantum) is held back too.</li>
+ * </ul>
+ *
+ * Queues are parallel arrays (no allocation per datagram); a timer task is allocated per wake-up.
+ */
+final class NettyPacer extends ChannelDuplexHandler {
+
+    static final String NAME = "ccagent-pacer";
+    /** Datagrams due within this horizon may leave early, within the burst budget. */
+    static final long EARLY_NANOS = 1_000_000L;
+    /** Re-arming for a deadline closer than this to the pending one is not worth a new timer. */
+    static final long REARM_SLACK_NANOS = 200_000L;
+
+    private final int maxBurst;
+    private final Map<Object, Fifo> byDestination = new HashMap<>();
+    private final List<Fifo> active = new ArrayList<>();
+    private final Runnable drainTask = this::drain;
+    private ChannelHandlerContext ctx;
+    private ScheduledFuture<?> timer;
+    private long timerDeadline;
+    private boolean draining;
+    private boolean summarised;
+
+    // counters (event-loop thread only; read for logs)
+    long datagrams;
+    long deferred;
+    long wakeups;
+    long releasedOnTime;   // within 1 ms after (or up to EARLY before) the send time
+    long releasedLate;     // more than 1 ms after the send time
+    long maxLatenessNanos;
+    long maxQueued;
+
+    private NettyPacer(int maxBurst) {
+        this.maxBurst = maxBurst;
+    }
+
+    /** Adds a pacer before the codec whose context {@code codecCtx} is (a Netty ChannelHandlerContext). */
+    static void install(Object codecCtx, int maxBurst) throws ClassNotFoundException {
+        ChannelHandlerContext ctx = (ChannelHandlerContext) codecCtx;
+        NettyQuiche q = NettyQuiche.of(ctx.handler().getClass());
+        String problem = q.broken != null ? q.broken : q.sendTimeProblem;
+        if (problem != null) {
+            AgentLog.warnOnce("netty-pacer:" + q.packageName, "netty: no pacing for " + q.packageName + ": " + problem,
+                    null);
+            return;
+        }
+        if (ctx.pipeline().get(NAME) == null) {
+            ctx.pipeline().addBefore(ctx.name(), NAME, new NettyPacer(maxBurst));
+            AgentLog.debug("netty pacer installed on " + ctx.channel() + " (max burst " + maxBurst + " bytes)");
+        }
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
+        long now = System.nanoTime();
+        long at = NettyHooks.takeSendTime(now);
+        if (!(msg instanceof DatagramPacket)) {
+            ctx.write(msg, promise);
+            return;
+        }
+        datagrams++;
+        DatagramPacket packet = (DatagramPacket) msg;
+        Object destination = packet.recipient();
+        Fifo q = byDestination.get(destination);
+        if ((q == null || q.size == 0) && !draining && at - now <= 0) {
+            ctx.write(msg, promise);
+            return;
+        }
+        try {
+            if (q == null) {
+                q = new Fifo(destination);
+                byDestination.put(destination, q);
+            }
+            if (!q.inActive) {
+                q.inActive = true;
+                active.add(q);
+            }
+            q.add(msg, promise, at == 0 ? now : at, packet.content().readableBytes());
+            deferred++;
+            if (q.size > maxQueued) {
+                maxQueued = q.size;
+            }
+            if (!draining) {
+                arm(q.headAt(), now);
+            }
+        } catch (Throwable t) {
+            // fail open: this datagram goes out now
+            AgentRuntime.recordFallback("netty pacer", t);
+            ctx.write(msg, promise);
+        }
+    }
+
+    private void arm(long deadline, long now) {
+        if (timer != null) {
+            if (deadline >= timerDeadline - REARM_SLACK_NANOS) {
+                return;
+            }
+            timer.cancel(false);
+        }
+        timerDeadline = deadline;
+        timer = ctx.executor().schedule(drainTask, Math.max(0, deadline - now), TimeUnit.NANOSECONDS);
+    }
+
+    private void drain() {
+        timer = null;
+        wakeups++;
+        long next = Long.MAX_VALUE;
+        boolean wrote = false;
+        draining = true;
+        try {
+            long now = System.nanoTime();
+            for (int i = 0; i < active.size(); ) {
+                Fifo q = active.get(i);
+                int early = 0;
+                while (q.size > 0) {
+                    long at = q.headAt();
+                    long lead = at - now;
+                    if (lead > 0 && (lead > EARLY_NANOS || early + q.headBytes() > maxBurst)) {
+                        break;
+                    }
+                    if (lead > 0) {
+                        early += q.headBytes();
+                    }
+                    long late = -lead;
+                    if (late > EARLY_NANOS) {
+                        releasedLate++;
+                    } else {
+                        releasedOnTime++;
+                    }
+                    if (late > maxLatenessNanos) {
+                        maxLatenessNanos = late;
+                    }
+                    q.writeHead(ctx);
+                    wrote = true;
+                    now = System.nanoTime();
+                }
+                if (q.size == 0) {
+                    q.inActive = false;
+                    active.remove(i);
+                    if (byDestination.size() > 64) {
+                        byDestination.remove(q.destination);
+                    }
+                } else {
+                    next = Math.min(next, q.headAt());
+                    i++;
+                }
+            }
+        } finally {
+            draining = false;
+        }
+        if (wrote) {
+            ctx.flush();
+        }
+        // writes that arrived while draining (promise listeners re-entering quiche's send loop)
+        for (Fifo q : active) {
+            next = Math.min(next, q.headAt());
+        }
+        if (next != Long.MAX_VALUE) {
+            arm(next, System.nanoTime());
+        }
+    }
+
+    @Override
+    public void close(ChannelHandlerContext ctx, ChannelPromise promise) throws Exception {
+        flushAll(ctx);
+        ctx.close(promise);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        failAll();
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        failAll();
+    }
+
+    String summary() {
+        return "datagrams=" + datagrams + " deferred=" + deferred + " wakeups=" + wakeups + " onTime=" + releasedOnTime
+                + " late=" + releasedLate + " maxLateUs=" + maxLatenessNanos / 1000 + " maxQueued=" + maxQueued;
+    }
+
+    /** Writes everything queued now, in order (closing: do not hold packets back). */
+    private void flushAll(ChannelHandlerContext ctx) {
+        boolean wrote = false;
+        for (Fifo q : active) {
+            while (q.size > 0) {
+                q.writeHead(ctx);
+                wrote = true;
+            }
+            q.inActive = false;
+        }
+        active.clear();
+        if (wrote) {
+            ctx.flush();
+        }
+    }
+
+    private void failAll() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+        for (Fifo q : active) {
+            q.failAll();
+            q.inActive = false;
+        }
+        active.clear();
+        if (AgentLog.enabled(AgentLog.Level.DEBUG) && datagrams > 0 && ctx != null && !summarised) {
+            summarised = true;
+            AgentLog.debug("netty pacer " + ctx.channel() + ": " + summary());
+        }
+    }
+
+    /** One destination's queue: a ring of (message, promise, send time, bytes). */
+    static final class Fifo {
+        final Object destination;
+        Object[] msgs = new Object[64];
+        ChannelPromise[] promises = new ChannelPromise[64];
+        long[] ats = new long[64];
+        int[] bytes = new int[64];
+        int head;
+        int size;
+        boolean inActive;
+
+        Fifo(Object destination) {
+            this.destination = destination;
+        }
+
+        void add(Object msg, ChannelPromise promise, long at, int len) {
+            if (size == msgs.length) {
+                grow();
+            }
+            int i = (head + size) & (msgs.length - 1);
+            msgs[i] = msg;
+            promises[i] = promise;
+            // FIFO: never earlier than the datagram before it
+            long prev = size > 0 ? ats[(head + size - 1) & (msgs.length - 1)] : Long.MIN_VALUE;
+            ats[i] = size > 0 && at - prev < 0 ? prev : at;
+            bytes[i] = len;
+            size++;
+        }
+
+        long headAt() {
+            return ats[head];
+        }
+
+        int headBytes() {
+            return bytes[head];
+        }
+
+        void writeHead(ChannelHandlerContext ctx) {
+            Object msg = msgs[head];
+            ChannelPromise p = promises[head];
+            msgs[head] = null;
+            promises[head] = null;
+            head = (head + 1) & (msgs.length - 1);
+            size--;
+            ctx.write(msg, p);
+        }
+
+        void failAll() {
+            while (size > 0) {
+                Object msg = msgs[head];
+                ChannelPromise p = promises[head];
+                msgs[head] = null;
+                promises[head] = null;
+                head = (head + 1) & (msgs.length - 1);
+                size--;
+                ReferenceCountUtil.release(msg);
+                p.tryFailure(new ClosedChannelException());
+            }
+        }
+
+        private void grow() {
+            int n = msgs.length * 2;
+            Object[] m = new Object[n];
+            ChannelPromise[] p = new ChannelPromise[n];
+            long[] a = new long[n];
+            int[] b = new int[n];
+            for (int k = 0; k < size; k++) {
+                int from = (head + k) & (msgs.length - 1);
+                m[k] = msgs[from];
+                p[k] = promises[from];
+                a[k] = ats[from];
+                b[k] = bytes[from];
+            }
+            msgs = m;
+            promises = p;
+            ats = a;
+            bytes = b;
+            head = 0;
+        }
+    }
+
+    @Override
+    public boolean isSharable() {
+        return false;
+    }
+
+    static boolean isPacer(ChannelHandler h) {
+        return h instanceof NettyPacer;
+    }
+}

@@ -1,0 +1,163 @@
+package dev.ccagent.it.netty;
+
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * Runs {@link NettyBulkApp} in a child JVM on one Netty version's class path with the agent.
+ * Netty-specific on purpose (the integrator may fold it into the shared {@code ForkedJvm} harness of
+ * branch kwik-it): per-version jar directories from the pom, the incubator copy of the app compiled
+ * at test time, a self-signed key store made with keytool. The child is always destroyed.
+ */
+final class NettyFork {
+
+    enum Version {
+        CURRENT("netty.jars.current"), OLD("netty.jars.old"), INCUBATOR("netty.jars.incubator");
+
+        final String property;
+
+        Version(String property) {
+            this.property = property;
+        }
+    }
+
+    static final Path WORK = Path.of("target", "netty-it");
+    private static Path keystore;
+    private static String incubatorClasses;
+
+    /** The output of one run. */
+    static final class Run {
+        final int exit;
+        final String out;
+        final String err;
+
+        Run(int exit, String out, String err) {
+            this.exit = exit;
+            this.out = out;
+            this.err = err;
+        }
+
+        List<String> lines(String contains) {
+            return Stream.concat(out.lines(), err.lines()).filter(l -> l.contains(contains)).collect(Collectors.toList());
+        }
+
+        /** The last number after {@code key=} on the last line containing {@code contains}. */
+        long number(String contains, String key) {
+            List<String> l = lines(contains);
+            if (l.isEmpty()) {
+                throw new AssertionError("no line with '" + contains + "' in\n" + tail());
+            }
+            Matcher m = Pattern.compile("\\b" + Pattern.quote(key) + "=(-?[0-9]+)").matcher(l.get(l.size() - 1));
+            long v = Long.MIN_VALUE;
+            while (m.find()) {
+                v = Long.parseLong(m.group(1));
+            }
+            if (v == Long.MIN_VALUE) {
+                throw new AssertionError("no " + key + "= in " + l.get(l.size() - 1));
+            }
+            return v;
+        }
+
+        String tail() {
+            String all = out + "\n--- stderr ---\n" + err;
+            return all.length() > 6000 ? all.substring(all.length() - 6000) : all;
+        }
+    }
+
+    private NettyFork() {
+    }
+
+    static synchronized Path keystore() throws Exception {
+        if (keystore == null) {
+            Files.createDirectories(WORK);
+            Path ks = WORK.resolve("localhost.p12").toAbsolutePath();
+            Files.deleteIfExists(ks);
+            String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+            Process p = new ProcessBuilder(keytool, "-genkeypair", "-alias", "localhost", "-keyalg", "EC", "-groupname",
+                    "secp256r1", "-dname", "CN=localhost", "-ext", "san=dns:localhost,ip:127.0.0.1", "-validity", "7",
+                    "-storetype", "PKCS12", "-keystore", ks.toString(), "-storepass", "changeit", "-keypass", "changeit")
+                    .redirectErrorStream(true).redirectOutput(WORK.resolve("keytool.log").toFile()).start();
+            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                p.destroyForcibly();
+                throw new IllegalStateException("keytool failed: " + Files.readString(WORK.resolve("keytool.log")));
+            }
+            keystore = ks;
+        }
+        return keystore;
+    }
+
+    static String jars(Version v) throws IOException {
+        Path dir = Path.of(System.getProperty(v.property));
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> p.toString().endsWith(".jar")).map(Path::toString).sorted()
+                    .collect(Collectors.joining(File.pathSeparator));
+        }
+    }
+
+    /** The app's classes for a version: the module's for 4.2, a copy with the incubator's package otherwise. */
+    static synchronized String appClasses(Version v) throws Exception {
+        String itClasses = System.getProperty("it.classes");
+        if (v != Version.INCUBATOR) {
+            return itClasses;
+        }
+        if (incubatorClasses == null) {
+            Path src = Path.of(System.getProperty("it.sources"), "dev", "ccagent", "it", "netty", "NettyBulkApp.java");
+            Path dir = WORK.resolve("incubator-app");
+            Path copy = dir.resolve("src/dev/ccagent/it/netty/NettyBulkApp.java");
+            Files.createDirectories(copy.getParent());
+            Files.writeString(copy, Files.readString(src).replace("io.netty.handler.codec.quic",
+                    "io.netty.incubator.codec.quic"), StandardCharsets.UTF_8);
+            Path out = dir.resolve("classes");
+            Files.createDirectories(out);
+            JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+            int rc = javac.run(null, null, null, "-nowarn", "-d", out.toString(), "-cp",
+                    itClasses + File.pathSeparator + jars(Version.INCUBATOR), copy.toString());
+            if (rc != 0) {
+                throw new IllegalStateException("compiling the incubator copy of NettyBulkApp failed");
+            }
+            incubatorClasses = out.toAbsolutePath().toString();
+        }
+        return incubatorClasses + File.pathSeparator + itClasses;
+    }
+
+    /** Runs the app with the agent ({@code agentArgs}) and waits at most {@code timeoutSeconds}. */
+    static Run run(String name, Version v, String agentArgs, long timeoutSeconds, String... appArgs) throws Exception {
+        Files.createDirectories(WORK);
+        String agent = Path.of(System.getProperty("ccagent.jar")).toAbsolutePath().normalize().toString();
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-Xmx256m");
+        cmd.add("-XX:+UseSerialGC");
+        cmd.add("-javaagent:" + agent + "=" + agentArgs);
+        cmd.add("-cp");
+        cmd.add(appClasses(v) + File.pathSeparator + jars(v));
+        cmd.add("dev.ccagent.it.netty.NettyBulkApp");
+        cmd.add("keystore=" + keystore());
+        cmd.addAll(List.of(appArgs));
+        Path out = WORK.resolve(name + ".out");
+        Path err = WORK.resolve(name + ".err");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        try {
+            if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                throw new AssertionError(name + ": no exit within " + timeoutSeconds + " s\n"
+                        + new Run(-1, Files.readString(out), Files.readString(err)).tail());
+            }
+            return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+        } finally {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+        }
+    }
+}
