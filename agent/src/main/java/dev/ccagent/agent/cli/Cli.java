@@ -26,6 +26,10 @@ import java.util.concurrent.Callable;
             Cli.DetachCommand.class, Cli.ReportCommand.class, CommandLine.HelpCommand.class})
 public final class Cli implements Callable<Integer> {
 
+    static final List<String> NEEDS_ATTACH = List.of("list", "attach", "status", "set", "detach");
+    static final String NO_ATTACH_MODULE = "this Java runtime has no jdk.attach module (a JRE or a jlink image "
+            + "without it): run ccagent with a full JDK";
+
     static PrintWriter out;
     static PrintWriter err;
 
@@ -33,6 +37,12 @@ public final class Cli implements Callable<Integer> {
     public static int run(String[] args, PrintStream stdout, PrintStream stderr) {
         out = new PrintWriter(stdout, true);
         err = new PrintWriter(stderr, true);
+        if (args.length > 0 && NEEDS_ATTACH.contains(args[0]) && !List.of(args).contains("--help")
+                && ModuleLayer.boot().findModule("jdk.attach").isEmpty()) {
+            // checked before any class that links against com.sun.tools.attach is loaded
+            err.println("ccagent: " + NO_ATTACH_MODULE);
+            return 1;
+        }
         CommandLine cl = new CommandLine(new Cli());
         cl.setOut(out);
         cl.setErr(err);

@@ -37,8 +37,7 @@ final class TargetJvm implements AutoCloseable {
 
     static void requireAttachApi() {
         if (ModuleLayer.boot().findModule("jdk.attach").isEmpty()) {
-            throw new CliException(1, "this Java runtime has no jdk.attach module (a JRE or a jlink image without it): "
-                    + "run ccagent with a full JDK, e.g. " + Path.of(System.getProperty("java.home"), "bin", "java"));
+            throw new CliException(1, Cli.NO_ATTACH_MODULE);
         }
     }
 

@@ -1,0 +1,195 @@
+package dev.ccagent.it.kwik;
+
+import dev.ccagent.it.ForkedJvm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The operator CLI ({@code java -jar ccagent.jar ...}, run as its own JVM like an operator would)
+ * against a real kwik server: list, attach, attach again, status, set, detach, and the errors it
+ * must explain.
+ */
+class CliCommandsTest {
+
+    /** The outcome of one CLI run. */
+    record Cli(int exit, String out, String err) {
+        String all() {
+            return out + err;
+        }
+    }
+
+    static Cli cli(Path dir, String name, List<String> javaOptions, String... args) throws IOException, InterruptedException {
+        return cli(dir, name, ProcessHandle.current().info().command().orElse("java"), javaOptions, args);
+    }
+
+    static Cli cli(Path dir, String name, String java, List<String> javaOptions, String... args)
+            throws IOException, InterruptedException {
+        List<String> cmd = new java.util.ArrayList<>();
+        cmd.add(java);
+        cmd.addAll(javaOptions);
+        cmd.add("-jar");
+        cmd.add(KwikIt.agentJar().toString());
+        cmd.addAll(List.of(args));
+        Path out = dir.resolve(name + ".out");
+        Path err = dir.resolve(name + ".err");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        try {
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                throw new AssertionError("ccagent " + String.join(" ", args) + " did not finish");
+            }
+            return new Cli(p.exitValue(), Files.readString(out), Files.readString(err));
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    static Cli cli(Path dir, String name, String... args) throws IOException, InterruptedException {
+        return cli(dir, name, List.of(), args);
+    }
+
+    private static String download(Path dir, String name, KwikIt.Server server, long seed) throws Exception {
+        KwikIt.ClientRun run = KwikIt.runClient(dir, name, null, Duration.ofSeconds(120),
+                "--port", Integer.toString(server.port), "--mode", "down", "--bytes", "2000000",
+                "--seed", Long.toString(seed), "--stall-seconds", "5", "--stall-retries", "2");
+        assertTrue(run.allOk(1), run.describe + server.jvm.describe());
+        return run.results.get(0).group(2); // the connection id
+    }
+
+    /** The algorithm the agent logged for the connection with this id, or null when it logged none. */
+    private static String algorithmOf(KwikIt.Server server, String connectionId) {
+        for (Matcher m : KwikIt.connectionLines(server.jvm.stderr())) {
+            if (m.group(2).equals(connectionId)) {
+                return m.group(4);
+            }
+        }
+        return null;
+    }
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void attachStatusSetDetachOnARunningServer() throws Exception {
+        Path dir = KwikIt.workDir("cli");
+        try (KwikIt.Server server = KwikIt.startServer(dir, "server", null)) {
+            String pid = Long.toString(server.jvm.pid());
+
+            Cli list = cli(dir, "list-before", "list");
+            assertEquals(0, list.exit(), list.all());
+            assertTrue(list.out().lines().anyMatch(l -> l.startsWith(pid + " ") && l.contains(" no ")
+                    && l.contains("kwik")), "the server is listed, with kwik and without the agent:\n" + list.out());
+
+            Cli status = cli(dir, "status-before", "status", pid);
+            assertEquals(1, status.exit(), status.all());
+            assertTrue(status.err().contains("not attached"), status.all());
+
+            Cli attach = cli(dir, "attach", "attach", pid, "cc=cubic;log=debug;fix.kwik-stream-stall=on");
+            assertEquals(0, attach.exit(), attach.all() + server.jvm.describe());
+            assertTrue(attach.out().contains("attached ccagent to pid " + pid), attach.out());
+            assertTrue(attach.out().contains("default:       cubic"), attach.out());
+            assertTrue(attach.out().lines().anyMatch(l -> l.contains("kwik") && l.contains(": applied")), attach.out());
+            assertEquals("cubic", algorithmOf(server, download(dir, "c1", server, 1)));
+
+            Cli listAfter = cli(dir, "list-after", "list");
+            assertTrue(listAfter.out().lines().anyMatch(l -> l.startsWith(pid + " ") && l.contains(" yes ")),
+                    listAfter.out());
+
+            // a second attach reconfigures: no second installation, no second transformation
+            Cli again = cli(dir, "attach-again", "attach", pid, "cc=newreno;log=debug;fix.kwik-stream-stall=on");
+            assertEquals(0, again.exit(), again.all());
+            assertTrue(again.out().contains("reconfigured ccagent to pid " + pid), again.out());
+            String log = server.jvm.stderr();
+            assertEquals(1, count(log, "installed on attach"), log);
+            assertEquals(1, count(log, "reconfigured on attach"), log);
+            assertEquals(1, count(log, "instrumented tech.kwik.core.send.SenderImpl"), log);
+            assertEquals("newreno", algorithmOf(server, download(dir, "c2", server, 2)));
+
+            // set: validated like start-up arguments; a bad value changes nothing
+            Cli bad = cli(dir, "set-bad", "set", pid, "canary=bbr9:10%");
+            assertEquals(2, bad.exit(), bad.all());
+            assertTrue(bad.err().contains("bbr9"), bad.all());
+            Cli set = cli(dir, "set", "set", pid, "canary=reno-hbdp:100%");
+            assertEquals(0, set.exit(), set.all());
+            assertTrue(set.out().contains("canary=reno-hbdp:100%"), set.out());
+            assertEquals("reno-hbdp", algorithmOf(server, download(dir, "c3", server, 3)),
+                    "the change takes effect for the next connection");
+
+            Cli st = cli(dir, "status", "status", pid);
+            assertEquals(0, st.exit(), st.all());
+            assertTrue(st.out().contains("kwik default:cubic 1"), st.out());
+            assertTrue(st.out().contains("kwik default:newreno 1"), st.out());
+            assertTrue(st.out().contains("kwik canary:reno-hbdp 1"), st.out());
+            assertTrue(st.out().contains("canary:        reno-hbdp:100%"), st.out());
+
+            Cli detach = cli(dir, "detach", "detach", pid);
+            assertEquals(0, detach.exit(), detach.all());
+            String after = download(dir, "c4", server, 4);
+            assertEquals(null, algorithmOf(server, after), "after detach the connection is stock:\n" + server.jvm.stderr());
+            Cli st2 = cli(dir, "status-detached", "status", pid);
+            assertTrue(st2.out().contains("active:        false"), st2.out());
+        }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void errorsNameTheProblem() throws Exception {
+        Path dir = KwikIt.workDir("cli-errors");
+        Cli noPid = cli(dir, "no-pid", "status", "999999999");
+        assertEquals(1, noPid.exit(), noPid.all());
+        assertTrue(noPid.err().contains("no process with pid 999999999"), noPid.all());
+
+        Cli notNumber = cli(dir, "nan", "attach", "twelve");
+        assertEquals(2, notNumber.exit(), notNumber.all());
+        assertTrue(notNumber.err().contains("'twelve' is not a process id"), notNumber.all());
+
+        Cli badArgs = cli(dir, "bad-args", "attach", "1", "cc=vegas");
+        assertEquals(2, badArgs.exit(), badArgs.all());
+        assertTrue(badArgs.err().contains("cc=vegas"), badArgs.all());
+
+        Cli usage = cli(dir, "usage", "frobnicate");
+        assertEquals(2, usage.exit(), usage.all());
+
+        // a runtime without the jdk.attach module
+        Cli noAttach = cli(dir, "no-attach",
+                List.of("--limit-modules", "java.base,java.instrument,java.management,java.management.rmi,java.desktop,"
+                        + "jdk.jfr,jdk.management"), "list");
+        assertEquals(1, noAttach.exit(), noAttach.all());
+        assertTrue(noAttach.err().contains("no jdk.attach module"), noAttach.all());
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void aJvmThatForbidsDynamicAgentsIsNamed() throws Exception {
+        Path jdk25 = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(jdk25),
+                "needs a JDK 21+ for -XX:-EnableDynamicAgentLoading (" + jdk25 + ")");
+        Path dir = KwikIt.workDir("cli-no-dynamic");
+        try (ForkedJvm target = ForkedJvm.builder("locked", KwikBulkServer.class.getName())
+                .java(jdk25.toString()).classPath(KwikIt.appClassPath()).dir(dir)
+                .jvmArgs("-XX:-EnableDynamicAgentLoading", "-Xmx256m")
+                .args("--keystore", KwikIt.keyStore().toString()).start()) {
+            target.awaitLine(KwikIt.PORT, KwikIt.START_TIMEOUT);
+            Cli attach = cli(dir, "attach", "attach", Long.toString(target.pid()), "cc=cubic");
+            assertEquals(1, attach.exit(), attach.all());
+            assertTrue(attach.err().contains("-XX:-EnableDynamicAgentLoading"), attach.all());
+            assertTrue(attach.err().contains("-XX:+EnableDynamicAgentLoading"), attach.all());
+        }
+    }
+
+    private static int count(String text, String needle) {
+        int n = 0;
+        for (int i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+}
