@@ -341,15 +341,25 @@ public final class AgentArgs {
     }
 
     static List<String[]> parseCanary(String value) {
+        return parseCanary(value, AgentArgs::algorithmName, "bbr3:10%");
+    }
+
+    /**
+     * The split grammar {@code ALGO:PCT%[,ALGO:PCT%...]}, shared by {@code canary=} and
+     * {@code netty.canary=}; {@code names} validates (and normalises) each algorithm name.
+     *
+     * @return pairs {algorithm, percent}
+     */
+    static List<String[]> parseCanary(String value, java.util.function.UnaryOperator<String> names, String example) {
         List<String[]> arms = new ArrayList<>();
         Set<String> seen = new LinkedHashSet<>();
         for (String part : value.split(",")) {
             String p = part.strip();
             int colon = p.lastIndexOf(':');
             if (colon <= 0 || !p.endsWith("%")) {
-                throw new CcConfigException("expected ALGO:PCT%, e.g. bbr3:10%");
+                throw new CcConfigException("expected ALGO:PCT%, e.g. " + example);
             }
-            String algorithm = algorithmName(p.substring(0, colon));
+            String algorithm = names.apply(p.substring(0, colon));
             if (!seen.add(algorithm)) {
                 throw new CcConfigException(algorithm + " appears twice");
             }

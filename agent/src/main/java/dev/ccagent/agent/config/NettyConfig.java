@@ -204,31 +204,7 @@ public final class NettyConfig {
         }
 
         private static List<String[]> canary(String value) {
-            List<String[]> arms = new ArrayList<>();
-            Set<String> seen = new LinkedHashSet<>();
-            for (String part : value.split(",")) {
-                String p = part.strip();
-                int colon = p.lastIndexOf(':');
-                if (colon <= 0 || !p.endsWith("%")) {
-                    throw new CcConfigException("expected ALGO:PCT%, e.g. bbr:10%");
-                }
-                String algorithm = algorithm(p.substring(0, colon));
-                if (!seen.add(algorithm)) {
-                    throw new CcConfigException(algorithm + " appears twice");
-                }
-                String pctText = p.substring(colon + 1, p.length() - 1).strip();
-                double pct;
-                try {
-                    pct = Double.parseDouble(pctText);
-                } catch (NumberFormatException e) {
-                    throw new CcConfigException("'" + pctText + "' is not a percentage");
-                }
-                if (!(pct > 0 && pct <= 100)) {
-                    throw new CcConfigException("share " + pctText + "% must be in (0, 100]");
-                }
-                arms.add(new String[] {algorithm, Double.toString(pct)});
-            }
-            return arms;
+            return AgentArgs.parseCanary(value, Builder::algorithm, "bbr:10%");
         }
 
         private static long longIn(String value, long min, long max, String unit) {

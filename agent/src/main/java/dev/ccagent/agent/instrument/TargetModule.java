@@ -41,6 +41,41 @@ public abstract class TargetModule {
         return null;
     }
 
+    /**
+     * The version of a Maven artifact as a class loader sees it: its {@code pom.properties} when
+     * the jar has one, else the {@code artifact-VERSION.jar} name of the jar that holds
+     * {@code anchorClass}; null when neither tells.
+     */
+    protected static String mavenVersion(ClassLoader loader, String groupId, String artifactId, String anchorClass) {
+        String properties = "META-INF/maven/" + groupId + "/" + artifactId + "/pom.properties";
+        try (java.io.InputStream in = loader == null ? ClassLoader.getSystemResourceAsStream(properties)
+                : loader.getResourceAsStream(properties)) {
+            if (in != null) {
+                java.util.Properties p = new java.util.Properties();
+                p.load(in);
+                String v = p.getProperty("version");
+                if (v != null) {
+                    return v;
+                }
+            }
+            String resource = anchorClass.replace('.', '/') + ".class";
+            java.net.URL url = loader == null ? ClassLoader.getSystemResource(resource) : loader.getResource(resource);
+            if (url != null) {
+                String path = url.getPath();
+                int bang = path.indexOf('!');
+                String jar = (bang > 0 ? path.substring(0, bang) : path);
+                String name = jar.substring(jar.lastIndexOf('/') + 1);
+                String prefix = artifactId + "-";
+                if (name.startsWith(prefix) && name.endsWith(".jar")) {
+                    return name.substring(prefix.length(), name.length() - ".jar".length());
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // unknown
+        }
+        return null;
+    }
+
     /** The class-loader guard: true when the requirements hold in that loader (checked once, logged once). */
     public final ElementMatcher<ClassLoader> loaderCheck() {
         return this::appliesTo;

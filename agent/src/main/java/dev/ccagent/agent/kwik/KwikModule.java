@@ -9,9 +9,7 @@ import net.bytebuddy.asm.MemberSubstitution;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.matcher.ElementMatcher;
 
-import java.io.InputStream;
 import java.util.List;
-import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
@@ -97,18 +95,7 @@ public final class KwikModule extends TargetModule {
 
     @Override
     protected String versionIn(ClassLoader loader) {
-        String resource = "META-INF/maven/tech.kwik/kwik/pom.properties";
-        try (InputStream in = loader == null ? ClassLoader.getSystemResourceAsStream(resource)
-                : loader.getResourceAsStream(resource)) {
-            if (in == null) {
-                return null;
-            }
-            Properties p = new Properties();
-            p.load(in);
-            return p.getProperty("version");
-        } catch (Exception e) {
-            return null;
-        }
+        return mavenVersion(loader, "tech.kwik", "kwik", KwikReflection.SENDER_IMPL);
     }
 
     @Override

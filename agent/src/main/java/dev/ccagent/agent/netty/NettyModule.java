@@ -10,11 +10,9 @@ import net.bytebuddy.asm.MemberSubstitution;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.utility.JavaModule;
 
-import java.io.InputStream;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.Properties;
 
 import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
 import static net.bytebuddy.matcher.ElementMatchers.isMethod;
@@ -126,20 +124,9 @@ public final class NettyModule extends TargetModule {
 
     @Override
     protected String versionIn(ClassLoader loader) {
-        String artifact = pkg.contains("incubator")
-                ? "META-INF/maven/io.netty.incubator/netty-incubator-codec-classes-quic/pom.properties"
-                : "META-INF/maven/io.netty/netty-codec-classes-quic/pom.properties";
-        try (InputStream in = loader == null ? ClassLoader.getSystemResourceAsStream(artifact)
-                : loader.getResourceAsStream(artifact)) {
-            if (in == null) {
-                return null;
-            }
-            Properties p = new Properties();
-            p.load(in);
-            return p.getProperty("version");
-        } catch (Exception e) {
-            return null;
-        }
+        return pkg.contains("incubator")
+                ? mavenVersion(loader, "io.netty.incubator", "netty-incubator-codec-classes-quic", pkg + ".QuicheQuicChannel")
+                : mavenVersion(loader, "io.netty", "netty-codec-classes-quic", pkg + ".QuicheQuicChannel");
     }
 
     @Override

@@ -61,7 +61,7 @@ class CliCommandsTest {
     private static String download(Path dir, String name, KwikIt.Server server, long seed) throws Exception {
         KwikIt.ClientRun run = KwikIt.runClient(dir, name, null, Duration.ofSeconds(120),
                 "--port", Integer.toString(server.port), "--mode", "down", "--bytes", "2000000",
-                "--seed", Long.toString(seed), "--stall-seconds", "5", "--stall-retries", "2");
+                "--seed", Long.toString(seed), "--stall-seconds", "4", "--stall-retries", "5");
         assertTrue(run.allOk(1), run.describe + server.jvm.describe());
         return run.results.get(0).group(2); // the connection id
     }

@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *
  * <p>These servers run unpatched kwik, whose stream-send race (KwikStreamStallTest) can freeze a
  * transfer of any size for good on a busy machine; a transfer that stalls (no progress for 5 s) is
- * retried on a new connection, up to twice, and the retries are reported. That is kwik's bug, not
+ * retried on a new connection, up to five times, and the retries are reported. That is kwik's bug, not
  * what this test is about.
  */
 class KwikBadArgumentsTest {
@@ -79,7 +79,7 @@ class KwikBadArgumentsTest {
             }
             KwikIt.ClientRun run = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(180),
                     "--port", ports.toString(), "--connections", Integer.toString(servers.size()),
-                    "--mode", "down", "--bytes", "100000", "--seed", "5", "--stall-seconds", "5", "--stall-retries", "2");
+                    "--mode", "down", "--bytes", "100000", "--seed", "5", "--stall-seconds", "4", "--stall-retries", "5");
             assertTrue(run.allOk(servers.size()), "transfers not all intact:\n" + run.describe);
 
             long retries = run.stdout.lines().filter(l -> l.startsWith("RETRY ")).count();

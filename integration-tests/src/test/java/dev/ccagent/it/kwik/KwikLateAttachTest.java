@@ -28,7 +28,7 @@ class KwikLateAttachTest {
             // before: stock, unpatched kwik: a stalled transfer is retried (see KwikBadArgumentsTest)
             KwikIt.ClientRun before = KwikIt.runClient(dir, "client-before", null, Duration.ofSeconds(120),
                     "--port", Integer.toString(server.port), "--mode", "down", "--bytes", "1000000", "--seed", "1",
-                    "--stall-seconds", "5", "--stall-retries", "2");
+                    "--stall-seconds", "4", "--stall-retries", "5");
             assertTrue(before.allOk(1), before.describe + server.jvm.describe());
             assertTrue(server.agentLines().isEmpty(), "no agent yet");
 
