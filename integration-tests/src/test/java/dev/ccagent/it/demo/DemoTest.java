@@ -1,0 +1,104 @@
+package dev.ccagent.it.demo;
+
+import dev.ccagent.it.ForkedJvm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code java -jar agent/target/ccagent.jar demo --quick} as a user runs it (the jar finds the build
+ * tree itself): it completes, prints stock and BBR side by side with BBR faster on the lossy link,
+ * a canary table, and writes the HTML report. And without a build tree: exit 1 with the hint.
+ */
+class DemoTest {
+
+    static final Pattern ROW = Pattern.compile("^\\s+(kwik stock NewReno|kwik \\+ bbr1 \\(agent\\))\\s+([\\d.]+) Mbit/s\\s+([\\d.]+) s");
+    static final Pattern HTML = Pattern.compile("^HTML report: (\\S+\\.html)");
+
+    static Path agentJar() {
+        Path jar = Path.of(System.getProperty("ccagent.jar")).toAbsolutePath().normalize();
+        assertTrue(Files.isRegularFile(jar), jar + " missing: build the agent first");
+        return jar;
+    }
+
+    static Path work(String name) throws Exception {
+        Path dir = Path.of(System.getProperty("ccagent.it.work", System.getProperty("java.io.tmpdir"))).resolve(name);
+        Files.createDirectories(dir);
+        return dir;
+    }
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void quickDemoShowsBbrFasterThanStockAndWritesTheReport() throws Exception {
+        Path dir = work("demo");
+        Path out = dir.resolve("out");
+        try (ForkedJvm demo = ForkedJvm.builder("demo", "dev.ccagent.agent.CcAgent")
+                .classPath(agentJar().toString())
+                .dir(dir)
+                .args("demo", "--quick", "--out", out.toString())
+                .start()) {
+            int exit = demo.waitFor(Duration.ofSeconds(280));
+            String stdout = demo.stdout();
+            assertEquals(0, exit, "demo failed" + demo.describe());
+            double stock = -1;
+            double bbr = -1;
+            double stockSeconds = -1;
+            double bbrSeconds = -1;
+            String html = null;
+            for (String line : stdout.split("\n")) {
+                Matcher m = ROW.matcher(line);
+                if (m.find()) {
+                    if (m.group(1).startsWith("kwik stock")) {
+                        stock = Double.parseDouble(m.group(2));
+                        stockSeconds = Double.parseDouble(m.group(3));
+                    } else {
+                        bbr = Double.parseDouble(m.group(2));
+                        bbrSeconds = Double.parseDouble(m.group(3));
+                    }
+                }
+                Matcher h = HTML.matcher(line);
+                if (h.find()) {
+                    html = h.group(1);
+                }
+            }
+            assertTrue(stock > 0 && bbr > 0, "no side-by-side rows:\n" + stdout);
+            assertTrue(bbr > stock && bbrSeconds < stockSeconds,
+                    "BBR not faster than stock NewReno at 1% loss: " + bbr + " vs " + stock + " Mbit/s\n" + stdout);
+            assertTrue(stdout.contains("Canary run: canary=bbr1:50%"), "no canary run:\n" + stdout);
+            assertTrue(stdout.contains("] run 1/3") && stdout.contains("] run 3/3"), "no progress lines:\n" + stdout);
+            assertTrue(html != null, "no HTML report path:\n" + stdout);
+            Path page = Path.of(html);
+            assertTrue(Files.isRegularFile(page) && Files.size(page) > 1000, page + " not written");
+            assertTrue(Files.readString(page).contains("data:image/png;base64,"), page + " has no chart");
+            assertTrue(Files.size(out.resolve("bbr1.jfr")) > 0, "no JFR recording of the BBR run");
+            System.out.printf("[it] demo --quick: stock %.2f Mbit/s, bbr1 %.2f Mbit/s%n", stock, bbr);
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void withoutTheBuildTreeItSaysWhatToRun() throws Exception {
+        Path dir = work("demo-no-tree");
+        Path lonely = dir.resolve("elsewhere/agent/target/ccagent.jar");
+        Files.createDirectories(lonely.getParent());
+        Files.copy(agentJar(), lonely, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        try (ForkedJvm demo = ForkedJvm.builder("demo-no-tree", "dev.ccagent.agent.CcAgent")
+                .classPath(lonely.toString())
+                .dir(dir)
+                .args("demo", "--quick")
+                .start()) {
+            int exit = demo.waitFor(Duration.ofSeconds(50));
+            assertEquals(1, exit, demo.describe());
+            assertTrue(demo.stderr().contains("run mvn -B -q install -DskipTests first"), demo.describe());
+        }
+    }
+}
