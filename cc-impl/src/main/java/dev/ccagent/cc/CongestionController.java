@@ -45,7 +45,11 @@ public interface CongestionController {
     /** The congestion window in bytes. */
     long congestionWindow();
 
-    /** Whether the window leaves room for another packet with this many bytes in flight. */
+    /**
+     * Whether the window leaves room for another packet with this many bytes in flight. Hosts ask
+     * this before {@link #earliestSendTime}: a "no" also tells the pacer that the sender is
+     * window-limited, not waiting for it.
+     */
     default boolean canSend(long bytesInFlight) {
         return bytesInFlight < congestionWindow();
     }

@@ -350,7 +350,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
                     return delegate.remainingCwnd();
                 }
                 long room = cc.congestionWindow() - bytesInFlight;
-                if (room <= 0) {
+                if (!cc.canSend(bytesInFlight)) {
                     windowLimited++;
                     telemetry.windowRefused();
                     return 0; // an ACK or loss will wake the sender (bytesInFlightDecreased)

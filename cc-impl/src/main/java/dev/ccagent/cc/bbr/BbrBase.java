@@ -233,6 +233,18 @@ public abstract class BbrBase implements CongestionController {
         if (bytesInFlight < congestionWindow()) {
             sampler.onAppLimited(bytesInFlight);
         }
+        if (pacer != null) {
+            pacer.notBacklogged();
+        }
+    }
+
+    @Override
+    public boolean canSend(long bytesInFlight) {
+        boolean room = bytesInFlight < congestionWindow();
+        if (!room && pacer != null) {
+            pacer.notBacklogged(); // window-limited time is not owed to the pacer
+        }
+        return room;
     }
 
     @Override

@@ -18,7 +18,18 @@ package dev.ccagent.cc.pacing;
  *       {@code now} only when the bucket has budget for the packet; without budget it returns a
  *       time strictly in the future, when the budget will have refilled.</li>
  * </ul>
- * Allocation free; not thread-safe.
+ * <p>Late wake-ups: a host whose sender thread runs late (a loaded machine, a slow socket loop)
+ * comes back after the time it was told, and with the bucket capped at one quantum the time in
+ * between would be lost for good: the sender then sends below the pacing rate, BBR measures the
+ * lower delivery rate and lowers the pacing rate in turn, a downward spiral we saw on a loaded
+ * 2-core machine. So while the sender is backlogged on the pacer (the last answer was "wait") the
+ * bucket may fill beyond one quantum, up to {@value #CATCH_UP_MILLIS} ms of traffic (at most
+ * {@value #MAX_QUANTUM} bytes), if it comes back within {@value #CATCH_UP_WINDOW_MILLIS} ms of the
+ * answered time. A punctual host never sees a difference; a late one catches up with a bounded
+ * burst. Time the sender spent limited by the window or by the application is not owed: the
+ * controller calls {@link #notBacklogged()} then, and the cap is one quantum again.
+ *
+ * <p>Allocation free; not thread-safe.
  */
 public final class Pacer {
 
@@ -28,6 +39,10 @@ public final class Pacer {
     public static final int MIN_RATE_PACKETS_PER_SECOND = 10;
     /** Two packets longer than this at the current rate: the quantum floor drops to one packet. */
     public static final int LOW_RATE_FLOOR_MILLIS = 10;
+    /** How much missed sending time a late, backlogged sender may make up. */
+    public static final int CATCH_UP_MILLIS = 10;
+    /** Coming back later than this after the answered time counts as idle, not late. */
+    public static final int CATCH_UP_WINDOW_MILLIS = 20;
 
     private final int mss;
     private final double quantumRatio;
@@ -39,6 +54,10 @@ public final class Pacer {
     private double bucket;
     private long lastUpdate;
     private boolean started;
+    /** The last answer was "wait": the sender has a packet ready and waits for budget. */
+    private boolean backlogged;
+    /** The time that answer named. */
+    private long backlogDeadline;
 
     /**
      * @param mss maximum datagram size
@@ -112,13 +131,25 @@ public final class Pacer {
         refill(now);
         double needed = Math.min(Math.max(bytes, 1), quantum);
         if (bucket >= needed) {
+            backlogged = false;
             return now;
         }
         double deficit = needed - bucket;
         long wait = Math.max(1, (long) Math.ceil(deficit * 1e9 / rate));
         // The bucket was last refilled at lastUpdate, which can be later than a stale 'now' handed
         // in by another thread: refilling starts from there.
-        return Math.max(now, lastUpdate) + wait;
+        long answer = Math.max(now, lastUpdate) + wait;
+        backlogged = true;
+        backlogDeadline = answer;
+        return answer;
+    }
+
+    /**
+     * The sender is not waiting for the pacer (its window is full, or it has nothing to send): the
+     * time until it asks again is not owed to it.
+     */
+    public void notBacklogged() {
+        backlogged = false;
     }
 
     /** Whether a packet of {@code bytes} may leave at {@code now}. */
@@ -143,10 +174,14 @@ public final class Pacer {
             return; // same instant, or a clock that went backwards: no refill, no harm
         }
         lastUpdate = now;
-        if (bucket >= quantum) {
+        double cap = quantum;
+        if (backlogged && now - backlogDeadline <= CATCH_UP_WINDOW_MILLIS * 1_000_000L) {
+            cap = Math.max(quantum, Math.min((double) MAX_QUANTUM, rate * (CATCH_UP_MILLIS / 1000.0)));
+        }
+        if (bucket >= cap) {
             return; // full (or still holding the initial burst)
         }
         double added = elapsed * (rate / 1e9);
-        bucket = Math.min(bucket + added, quantum);
+        bucket = Math.min(bucket + added, cap);
     }
 }

@@ -147,6 +147,18 @@ public abstract class WindowedController implements CongestionController {
     public void onAppLimited(long timeNanos, long bytesInFlight) {
         this.bytesInFlight = bytesInFlight;
         appLimited = true;
+        if (pacer != null) {
+            pacer.notBacklogged();
+        }
+    }
+
+    @Override
+    public boolean canSend(long bytesInFlight) {
+        boolean room = bytesInFlight < cwnd;
+        if (!room && pacer != null) {
+            pacer.notBacklogged(); // window-limited time is not owed to the pacer
+        }
+        return room;
     }
 
     @Override

@@ -78,4 +78,36 @@ class PacerTest {
         long answer = p.earliestSendTime(4_000_000, MSS);
         assertTrue(answer > 4_000_000);
     }
+
+    @Test
+    void aLateWakeUpCatchesUpABoundedBurstButIdleAndWindowLimitsDoNot() {
+        // 20 Mbit/s: quantum 2 packets; 10 ms of traffic = 25 kB, about 20 packets
+        assertEquals(1, burstAfter(0, false), "a punctual host gets exactly the packet it waited for");
+        assertTrue(burstAfter(8_000_000, false) >= 15, "8 ms late: about 8 ms of traffic catches up");
+        assertTrue(burstAfter(8_000_000, false) <= 21, "at most 10 ms of traffic");
+        assertTrue(burstAfter(50_000_000, false) <= 2, "50 ms later is idle, not late: one quantum");
+        assertTrue(burstAfter(8_000_000, true) <= 2, "window-limited time is not owed: one quantum");
+    }
+
+    private static int burst(Pacer p, long at) {
+        int n = 0;
+        while (p.earliestSendTime(at, MSS) == at && n < 1000) {
+            p.onPacketSent(at, MSS);
+            n++;
+        }
+        return n;
+    }
+
+    private static int burstAfter(long lateness, boolean windowLimited) {
+        Pacer p = new Pacer(MSS, 0.001, 2_500_000, 0);
+        p.setRate(2_500_000);
+        p.earliestSendTime(0, MSS);
+        p.onPacketSent(0, MSS);
+        p.onPacketSent(0, MSS);
+        long answer = p.earliestSendTime(0, MSS);
+        if (windowLimited) {
+            p.notBacklogged();
+        }
+        return burst(p, answer + lateness);
+    }
 }
