@@ -23,16 +23,33 @@ public final class ControllerFactory {
 
     /** A new controller for {@code arm}; null for the stock arm. */
     public static CongestionController create(AgentConfig.Arm arm, int maxDatagramSize) {
+        return create(arm, maxDatagramSize, 0);
+    }
+
+    /**
+     * A new controller for {@code arm}, sized to the connection's datagram size and, unless the
+     * operator set {@code quantum-ratio}, with the host's preferred pacer quantum ratio
+     * ({@code hostQuantumRatio} > 0; 0 keeps the algorithm's default); null for the stock arm.
+     */
+    public static CongestionController create(AgentConfig.Arm arm, int maxDatagramSize, double hostQuantumRatio) {
         if (arm.isStock()) {
             return null;
         }
         CcOptions options = arm.options();
-        if (!options.isSet(CcOptions.MSS) && maxDatagramSize >= 1200 && maxDatagramSize <= 65527
-                && maxDatagramSize != options.mss()) {
-            String key = arm.algorithm() + "|" + options.given() + "|" + maxDatagramSize;
+        boolean size = !options.isSet(CcOptions.MSS) && maxDatagramSize >= 1200 && maxDatagramSize <= 65527
+                && maxDatagramSize != options.mss();
+        boolean quantum = hostQuantumRatio > 0 && !options.isSet(CcOptions.QUANTUM_RATIO)
+                && hostQuantumRatio != options.quantumRatio();
+        if (size || quantum) {
+            String key = arm.algorithm() + "|" + options.given() + "|" + maxDatagramSize + "|" + hostQuantumRatio;
             options = SIZED.computeIfAbsent(key, k -> {
                 Map<String, String> raw = new LinkedHashMap<>(arm.options().given());
-                raw.put(CcOptions.MSS, Integer.toString(maxDatagramSize));
+                if (size) {
+                    raw.put(CcOptions.MSS, Integer.toString(maxDatagramSize));
+                }
+                if (quantum) {
+                    raw.put(CcOptions.QUANTUM_RATIO, Double.toString(hostQuantumRatio));
+                }
                 return Algorithms.options(arm.algorithm(), raw);
             });
         }

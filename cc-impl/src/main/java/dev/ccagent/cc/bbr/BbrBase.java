@@ -56,6 +56,9 @@ public abstract class BbrBase implements CongestionController {
     public static final String PROBE_RTT_INTERVAL = "probe-rtt-interval";
     /** How long PROBE_RTT holds the small window (plus one round). */
     public static final String PROBE_RTT_DURATION = "probe-rtt-duration";
+    /** The smallest RTT the window is computed from when low-RTT leniency is on (kGranularity). */
+    public static final long BDP_RTT_FLOOR_NANOS = 1_000_000L;
+
     /** Leniency of min-RTT expiry and delay signals at min RTT ≤ 128 µs. */
     public static final String LOW_RTT_LENIENCY = "low-rtt-leniency";
     /** The data-rate sanity check. */
@@ -130,7 +133,7 @@ public abstract class BbrBase implements CongestionController {
         list.add(OptionSpec.duration(PROBE_RTT_DURATION, 1_000_000L, 10_000_000_000L, "200ms",
                 "time PROBE_RTT holds its small window (plus one round trip)"));
         list.add(OptionSpec.bool(LOW_RTT_LENIENCY, "on",
-                "at min RTT <= 128us (localhost) treat RTT changes within 128us as noise: no min-RTT expiry, no delay signals"));
+                "at min RTT <= 128us (localhost) treat RTT changes within 128us as noise: no min-RTT expiry, no delay signals; size the window from at least 1ms of RTT"));
         list.add(OptionSpec.bool(RATE_SANITY_CHECK, "on",
                 "reset the bandwidth estimate to the delivery rate when pacing > 3x delivery while RTT > 2x min RTT"));
         for (OptionSpec s : more) {
@@ -312,11 +315,20 @@ public abstract class BbrBase implements CongestionController {
         return v >= Long.MAX_VALUE / 4 ? Long.MAX_VALUE / 4 : (long) v;
     }
 
-    /** Bandwidth × min RTT × gain, bytes; 0 when either is unknown. */
+    /**
+     * Bandwidth × min RTT × gain, bytes; 0 when either is unknown. With low-RTT leniency on, the
+     * min RTT counts as at least {@value #BDP_RTT_FLOOR_NANOS} ns (RFC 9002's timer granularity):
+     * on loopback (min RTT ~100 µs) the true BDP is a handful of packets, and a window that small
+     * makes the host wake its sender for every ACK: on kwik that cost 1.8× stock NewReno's CPU per
+     * MB. A host cannot act on intervals below its timer granularity anyway.
+     */
     protected final long bdp(long bandwidth, double gain) {
         long rtt = minRtt();
         if (bandwidth <= 0 || rtt <= 0) {
             return 0;
+        }
+        if (lenientLowRtt) {
+            rtt = Math.max(rtt, BDP_RTT_FLOOR_NANOS);
         }
         return saturate(gain * bandwidth * (rtt / 1e9));
     }
