@@ -22,8 +22,10 @@ import java.util.concurrent.TimeUnit;
  * event loop (quiche frees a connection there, so that is the only safe place) every
  * {@code netty.stats.period}, through the public {@code QuicChannel.collectPathStats(int, Promise)}.
  *
- * <p>Until the JFR event classes are on main, samples are exposed here ({@link #live()}) and logged
- * at debug as one {@code netty path} line per sample.
+ * <p>Each sample becomes a periodic {@code CongestionState} event while a JFR recording runs (window,
+ * quiche's smoothed RTT, its delivery rate as the bandwidth estimate, packets lost; quiche's path
+ * stats have no bytes in flight or bytes acknowledged, so those stay 0), and one {@code netty path}
+ * line at debug.
  */
 public final class NettyConnections {
 
@@ -135,6 +137,11 @@ public final class NettyConnections {
             sentBytes = (Long) a[5].invoke(stats);
             lostBytes = (Long) a[6].invoke(stats);
             samples++;
+            if (dev.ccagent.jfr.JfrSwitch.on) {
+                String algorithm = NettyHooks.runningAlgorithm(selection);
+                dev.ccagent.agent.jfr.CcJfr.externalState("netty", selection.scidHex, selection.arm.label(), algorithm,
+                        "quiche " + algorithm, cwndBytes, rttNanos, deliveryRateBytesPerSecond, lostPackets);
+            }
             if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
                 AgentLog.debug("netty path " + describe());
             }

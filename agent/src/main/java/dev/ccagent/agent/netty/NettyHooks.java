@@ -68,6 +68,8 @@ public final class NettyHooks {
         /** The id given to quiche, or -1 (the application's). */
         int quicheId = -1;
         String refusal;
+        /** The application's settings of the config the connection was created from (null if unknown). */
+        AppSettings app;
         boolean ccSet;
         boolean cwndSet;
         boolean hystartSet;
@@ -152,9 +154,11 @@ public final class NettyHooks {
             AgentConfig.Arm arm = AlgorithmSelector.select(n.canaryArms(), n.defaultArm(), AlgorithmSelector.hash(id));
             Selection s = new Selection(side, hex(id), arm, q);
             if (!n.changesConnections()) {
+                s.app = CONFIGS.get(config);
                 return s;
             }
             AppSettings app = CONFIGS.get(config);
+            s.app = app;
             if (app == null) {
                 s.refusal = "this native config was created before the agent was installed (its settings are unknown)";
                 AgentLog.warnOnce("netty-unknown-config:" + config, "netty: " + s.refusal
@@ -228,9 +232,68 @@ public final class NettyHooks {
                 AgentLog.debug(s.line());
             }
             LAST.set(s);
+            if (dev.ccagent.jfr.JfrSwitch.on) {
+                assigned(s);
+            }
         } catch (Throwable t) {
             AgentRuntime.recordFallback("netty connection accounting", t);
         }
+    }
+
+    /** quiche's own name of an algorithm id (as in {@code quiche_config_set_cc_algorithm_name}). */
+    static String quicheName(int id) {
+        switch (id) {
+            case NettyQuiche.RENO:
+                return "reno";
+            case NettyQuiche.CUBIC:
+                return "cubic";
+            case NettyQuiche.BBR:
+                return "bbr2_gcongestion";
+            default:
+                return "id " + id;
+        }
+    }
+
+    /** The quiche algorithm the connection runs: ours, or the application's. */
+    static String runningAlgorithm(Selection s) {
+        if (s.quicheId >= 0) {
+            return quicheName(s.quicheId);
+        }
+        AppSettings app = s.app;
+        if (app == null) {
+            return "unknown (application's)";
+        }
+        return "default".equals(app.ccName) ? "cubic" : app.ccName.toLowerCase(java.util.Locale.ROOT).equals("bbr")
+                ? "bbr2_gcongestion" : app.ccName.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The AlgorithmAssigned event of a new connection (only while a recording runs). */
+    private static void assigned(Selection s) {
+        AgentConfig cfg = AgentRuntime.config();
+        NettyConfig n = cfg != null ? cfg.netty() : NettyConfig.DEFAULT;
+        AppSettings app = s.app;
+        StringBuilder o = new StringBuilder();
+        int cwnd = s.cwndSet ? n.initialCwndPackets() : app != null ? app.cwndPackets : -1;
+        if (cwnd >= 0) {
+            o.append("initial-cwnd=").append(cwnd).append(',');
+        }
+        Boolean hystart = s.hystartSet ? n.hystart() : app != null ? Boolean.valueOf(app.hystart) : null;
+        if (hystart != null) {
+            o.append("hystart=").append(hystart ? "on" : "off").append(',');
+        }
+        o.append("pacing=").append(n.pacing() ? "ccagent" : "none");
+        String reason;
+        if (s.refusal != null) {
+            reason = "refused: " + s.refusal;
+        } else if (s.arm.isStock()) {
+            reason = "application's setting";
+        } else if ("canary".equals(s.arm.label())) {
+            reason = "canary split (" + s.arm.percent() + "% of new connections)";
+        } else {
+            reason = "forced";
+        }
+        dev.ccagent.agent.jfr.CcJfr.algorithmAssigned("netty", s.scidHex, s.side, runningAlgorithm(s), o.toString(),
+                s.arm.label(), reason);
     }
 
     /** After {@code handleServer} returns (a new or existing channel, or null) and after {@code connectNow}. */
