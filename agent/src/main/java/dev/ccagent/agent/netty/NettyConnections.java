@@ -153,7 +153,7 @@ public final class NettyConnections {
                     + " cwnd=" + cwndBytes + " rttUs=" + rttNanos / 1000 + " deliveryRate=" + deliveryRateBytesPerSecond
                     + " sent=" + sentPackets + " lost=" + lostPackets + " sentBytes=" + sentBytes
                     + " lostBytes=" + lostBytes + " sendTimes=" + hints[0] + " aheadSendTimes=" + hints[1]
-                    + " maxLeadUs=" + hints[2] / 1000;
+                    + " maxLeadUs=" + hints[2] / 1000 + " skippedSends=" + hints[3];
         }
 
         private void finish() {

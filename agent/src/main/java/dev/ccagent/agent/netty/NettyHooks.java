@@ -351,7 +351,7 @@ public final class NettyHooks {
      * release time instead of queueing a whole window in the pacer (which would inflate every RTT
      * sample by the time spent in the queue).
      */
-    public static boolean holdSendLoop() {
+    public static boolean holdSendLoop(Object channel) {
         try {
             AgentConfig cfg = AgentRuntime.config();
             if (cfg == null || !cfg.netty().pacing()) {
@@ -369,11 +369,61 @@ public final class NettyHooks {
                 nsec = Long.reverseBytes(nsec);
             }
             long at = sec * 1_000_000_000L + nsec;
-            return at != 0 && at - System.nanoTime() > NettyPacer.EARLY_NANOS;
+            boolean hold = at != 0 && at - System.nanoTime() > NettyPacer.EARLY_NANOS;
+            if (hold) {
+                s.holder = channel; // the pacer counts this datagram as the channel's held one
+            }
+            return hold;
         } catch (Throwable t) {
             AgentRuntime.recordFallback("netty send-loop hold", t);
             return false;
         }
+    }
+
+    /**
+     * Before {@code QuicheQuicChannel.connectionSend}: true (skip it, answering "nothing sent") while
+     * one of this channel's datagrams is held by the pacer with Netty's continue-sending listener on
+     * its write. That write's completion calls {@code connectionSend} again, so nothing is lost; in the
+     * meantime quiche is not asked for datagrams it would stamp as sent long before they leave (which
+     * inflated its RTT samples and BBR's view of in-flight data). Never skips a closing channel.
+     */
+    public static boolean skipSend(Object channel) {
+        try {
+            AgentConfig cfg = AgentRuntime.config();
+            if (cfg == null || !cfg.netty().pacing()) {
+                return false;
+            }
+            io.netty.channel.Channel ch = (io.netty.channel.Channel) channel;
+            if (!ch.isOpen()) {
+                return false;
+            }
+            int[] held = NettyPacer.heldOf(ch, false);
+            if (held != null && held[0] > 0) {
+                SLOT.get().skippedSends++;
+                return true;
+            }
+            return false;
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty send skip", t);
+            return false;
+        }
+    }
+
+    /** The {@code SendResult.NONE} constant of the calling package (what a skipped connectionSend answers). */
+    public static Object sendResultNone(Class<?> channelClass) {
+        try {
+            return NettyQuiche.of(channelClass).sendResultNone();
+        } catch (Throwable t) {
+            return null; // Netty's callers only compare it with NONE/SOME
+        }
+    }
+
+    /** The channel whose send loop the datagram being written on this thread stopped (null if none). */
+    static Object takeHolder() {
+        SendSlot s = SLOT.get();
+        Object h = s.holder;
+        s.holder = null;
+        return h;
     }
 
     /**
@@ -390,8 +440,9 @@ public final class NettyHooks {
 
     /** {datagrams seen, datagrams whose send time was ≥ 50 µs ahead, largest lead ns}, over all threads. */
     public static long[] sendTimeStats() {
-        long[] out = new long[3];
+        long[] out = new long[4];
         for (SendSlot s : SLOTS) {
+            out[3] += s.skippedSends;
             out[0] += s.seen;
             out[1] += s.ahead;
             out[2] = Math.max(out[2], s.maxLead);
@@ -401,6 +452,9 @@ public final class NettyHooks {
 
     static final class SendSlot {
         ByteBuffer pending;
+        /** The channel whose send loop stopped on the datagram being written (see {@link #holdSendLoop}). */
+        Object holder;
+        long skippedSends;
         long seen;
         long ahead;
         long maxLead;

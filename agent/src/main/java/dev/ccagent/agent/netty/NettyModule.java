@@ -7,6 +7,7 @@ import dev.ccagent.agent.log.AgentLog;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.MemberSubstitution;
+import net.bytebuddy.implementation.bytecode.assign.Assigner;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.utility.JavaModule;
 
@@ -108,7 +109,9 @@ public final class NettyModule extends TargetModule {
                         .method("connectNow", "(Ljava/util/function/Function;Ljava/util/concurrent/Executor;"
                                 + "Ljava/util/function/Consumer;JIZLjava/nio/ByteBuffer;Ljava/nio/ByteBuffer;)V"),
                 Requirement.type(pkg + ".QuicheQuicChannel")
-                        .method("writePacket", "(Lio/netty/channel/socket/DatagramPacket;II)Z"),
+                        .method("writePacket", "(Lio/netty/channel/socket/DatagramPacket;II)Z")
+                        .method("connectionSend", "(" + d("QuicheQuicConnection") + ")"
+                                + d("QuicheQuicChannel$SendResult")),
                 Requirement.type(pkg + ".QuicheQuicConnection")
                         .method("nextSendInfo", "()Ljava/nio/ByteBuffer;"),
                 Requirement.type(pkg + ".QuicheQuicCodec")
@@ -176,7 +179,8 @@ public final class NettyModule extends TargetModule {
                 .transform(substitute)
                 .transform(new AgentBuilder.Transformer.ForAdvice().include(ours)
                         .advice(named("connectNow").and(takesArguments(8)), ClientChannelAdvice.class.getName())
-                        .advice(named("writePacket").and(takesArguments(3)), WritePacketAdvice.class.getName()))
+                        .advice(named("writePacket").and(takesArguments(3)), WritePacketAdvice.class.getName())
+                        .advice(named("connectionSend").and(takesArguments(1)), ConnectionSendAdvice.class.getName()))
                 .type(named(pkg + ".QuicheQuicConnection"), loaderCheck, unnamed)
                 .transform(new AgentBuilder.Transformer.ForAdvice().include(ours)
                         .advice(named("nextSendInfo").and(takesArguments(0)), SendInfoAdvice.class.getName()))
@@ -231,9 +235,32 @@ public final class NettyModule extends TargetModule {
         }
 
         @Advice.OnMethodEnter(suppress = Throwable.class)
-        static void enter(@Advice.Argument(value = 2, readOnly = false) int len) {
-            if (NettyHooks.holdSendLoop()) {
+        static void enter(@Advice.This Object channel, @Advice.Argument(value = 2, readOnly = false) int len) {
+            if (NettyHooks.holdSendLoop(channel)) {
                 len = 0; // "send window used": Netty continues when this (paced) write completes
+            }
+        }
+    }
+
+    /**
+     * Around QuicheQuicChannel.connectionSend(QuicheQuicConnection): skipped, answering NONE, while
+     * the pacer holds the datagram that stopped this channel's send loop (its write's completion
+     * calls connectionSend again).
+     */
+    public static final class ConnectionSendAdvice {
+        private ConnectionSendAdvice() {
+        }
+
+        @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
+        static boolean enter(@Advice.This Object channel) {
+            return NettyHooks.skipSend(channel);
+        }
+
+        @Advice.OnMethodExit(suppress = Throwable.class)
+        static void exit(@Advice.Enter boolean skipped, @Advice.Origin Class<?> type,
+                         @Advice.Return(readOnly = false, typing = Assigner.Typing.DYNAMIC) Object result) {
+            if (skipped) {
+                result = NettyHooks.sendResultNone(type);
             }
         }
     }
