@@ -139,9 +139,17 @@ public final class SpinDetector {
             long now = System.nanoTime();
             for (KwikControllerAdapter a : live) {
                 try {
-                    evaluate(a, a.telemetry(), now);
+                    evaluate(a.algorithm(), a.telemetry(), now);
                 } catch (Throwable t) {
                     AgentLog.warnOnce("detector-eval", "spin detector could not evaluate a connection", t);
+                }
+            }
+            for (dev.ccagent.agent.netty.NettyConnections.Connection c
+                    : dev.ccagent.agent.netty.NettyConnections.live()) {
+                try {
+                    evaluate("quiche " + c.quicheAlgorithm(), c.telemetry(), now);
+                } catch (Throwable t) {
+                    AgentLog.warnOnce("detector-eval-netty", "spin detector could not evaluate a Netty connection", t);
                 }
             }
         } catch (Throwable t) {
@@ -149,7 +157,7 @@ public final class SpinDetector {
         }
     }
 
-    void evaluate(KwikControllerAdapter a, SendTelemetry t, long now) {
+    void evaluate(String algorithm, SendTelemetry t, long now) {
         long wakeups = t.wakeups;
         long empty = t.emptyWakeups;
         long datagrams = t.datagramsSent;
@@ -182,7 +190,6 @@ public final class SpinDetector {
         if (dWake == 0 && dDatagrams == 0 && dReceived == 0) {
             return; // idle or closed
         }
-        String algorithm = a.algorithm();
         String id = t.connectionId();
         if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
             AgentLog.debug("detector " + id + " " + algorithm + ": wake-ups " + dWake + " (empty " + dEmpty + "), datagrams "

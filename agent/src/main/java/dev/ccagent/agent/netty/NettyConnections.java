@@ -3,8 +3,10 @@ package dev.ccagent.agent.netty;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
+import dev.ccagent.agent.detect.SendTelemetry;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
+import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import io.netty.util.concurrent.Promise;
@@ -31,7 +33,19 @@ public final class NettyConnections {
 
     private static final Map<Connection, Boolean> LIVE = new WeakHashMap<>();
 
+    private static final AttributeKey<Connection> CONNECTION = AttributeKey.valueOf("dev.ccagent.netty.connection");
+
     private NettyConnections() {
+    }
+
+    /** The send-path counters of a QUIC channel the agent registered, or null. */
+    static SendTelemetry telemetryOf(Object channel) {
+        AgentConfig cfg = AgentRuntime.config();
+        if (cfg == null || !cfg.detect()) {
+            return null;
+        }
+        Connection c = ((Channel) channel).attr(CONNECTION).get();
+        return c != null ? c.telemetry : null;
     }
 
     /** A copy of the live connections. */
@@ -45,6 +59,9 @@ public final class NettyConnections {
         AgentConfig cfg = AgentRuntime.config();
         long period = cfg != null ? cfg.netty().statsPeriodNanos() : 0;
         Connection c = new Connection((Channel) channel, selection, period);
+        // the channel holds its connection (and telemetry): the send-path hooks find it in O(log n), and
+        // the weak table keeps it exactly as long as the channel lives
+        ((Channel) channel).attr(CONNECTION).set(c);
         synchronized (LIVE) {
             LIVE.put(c, Boolean.TRUE);
         }
@@ -61,6 +78,8 @@ public final class NettyConnections {
         private final long periodNanos;
         private final Method collect;
         private Method[] accessors;
+        /** Send-loop counters (event-loop thread), read by the spin detector. */
+        final SendTelemetry telemetry = new SendTelemetry("netty");
 
         public volatile long samples;
         public volatile long cwndBytes;
@@ -80,6 +99,17 @@ public final class NettyConnections {
             Class<?> quicChannel = Class.forName(selection.quiche.packageName + ".QuicChannel", false,
                     selection.quiche.loader);
             this.collect = quicChannel.getMethod("collectPathStats", int.class, Promise.class);
+            telemetry.setConnectionId(selection.scidHex);
+            telemetry.setRole(selection.side);
+        }
+
+        public SendTelemetry telemetry() {
+            return telemetry;
+        }
+
+        /** quiche's name of the algorithm this connection runs (ours or the application's). */
+        public String quicheAlgorithm() {
+            return NettyHooks.runningAlgorithm(selection);
         }
 
         public String side() {

@@ -2,6 +2,7 @@ package dev.ccagent.agent.netty;
 
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.config.NettyConfig;
+import dev.ccagent.agent.detect.SendTelemetry;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.agent.select.AlgorithmSelector;
@@ -406,6 +407,61 @@ public final class NettyHooks {
         } catch (Throwable t) {
             AgentRuntime.recordFallback("netty send skip", t);
             return false;
+        }
+    }
+
+    // ---------------------------------------------------------------- send-loop telemetry
+    // One attribute lookup and a few plain long increments per call on the event loop; no allocation.
+
+    /** Start of {@code connectionSend} that runs: the datagram count to compare at its end, or -1. */
+    public static long sendEnter(Object channel) {
+        try {
+            SendTelemetry t = NettyConnections.telemetryOf(channel);
+            return t != null ? t.loopEnter() : -1;
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /** End of a {@code connectionSend} that ran. */
+    public static void sendExit(Object channel, long datagramsBefore) {
+        if (datagramsBefore < 0) {
+            return;
+        }
+        try {
+            SendTelemetry t = NettyConnections.telemetryOf(channel);
+            if (t != null) {
+                t.loopExit(datagramsBefore);
+            }
+        } catch (Throwable ignored) {
+            // counters only
+        }
+    }
+
+    /** {@code writePacket}: a datagram from quiche's send loop goes to the UDP channel. */
+    public static void datagramWritten(Object channel) {
+        try {
+            SendTelemetry t = NettyConnections.telemetryOf(channel);
+            if (t != null) {
+                t.datagramsSent++;
+            }
+        } catch (Throwable ignored) {
+            // counters only
+        }
+    }
+
+    /**
+     * {@code recv}: a datagram for this connection. Counted without the receiver-thread id: Netty
+     * receives on the same event-loop thread it sends on, whose allocation the sender path reports.
+     */
+    public static void datagramReceived(Object channel) {
+        try {
+            SendTelemetry t = NettyConnections.telemetryOf(channel);
+            if (t != null) {
+                t.packetsReceived++;
+            }
+        } catch (Throwable ignored) {
+            // counters only
         }
     }
 

@@ -185,6 +185,22 @@ class NettyQuicAgentTest {
             sawLoadedWindow |= cwnd > 20 * 1350L && e.getLong("bandwidthEstimate") > 0;
         }
         assertTrue(sawLoadedWindow, "a window beyond the initial one and a delivery rate: " + server);
+        // send-path allocation per datagram on the event-loop thread, per detector window
+        List<RecordedEvent> alloc = report.events("dev.ccagent.SendPathAllocation").stream()
+                .filter(e -> "netty".equals(e.getString("library")) && serverIds.contains(e.getString("connectionId")))
+                .collect(Collectors.toList());
+        assertFalse(alloc.isEmpty(), "SendPathAllocation events of the server connections");
+        for (RecordedEvent e : alloc) {
+            assertEquals("sender", e.getString("path"), e.toString());
+            assertTrue(e.getString("threadName").contains("nioEventLoop"), e.toString());
+        }
+        assertTrue(alloc.stream().anyMatch(e -> e.getLong("packets") > 100 && e.getLong("bytesPerPacket") >= 0),
+                alloc.toString());
+        System.out.println("netty jfr: " + assigned.size() + " AlgorithmAssigned, " + states.size()
+                + " CongestionState, " + alloc.size() + " server SendPathAllocation (bytes/datagram "
+                + alloc.stream().map(e -> Long.toString(e.getLong("bytesPerPacket"))).collect(Collectors.joining(","))
+                + "), SendLoopSpin " + report.count("dev.ccagent.SendLoopSpin") + ", AckOnlySendLoop "
+                + report.count("dev.ccagent.AckOnlySendLoop"));
     }
 
     @Test
