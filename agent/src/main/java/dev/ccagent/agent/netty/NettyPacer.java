@@ -61,6 +61,8 @@ final class NettyPacer extends ChannelDuplexHandler {
     private ScheduledFuture<?> timer;
     private long timerDeadline;
     private boolean draining;
+    /** Datagrams that went straight through (not held). */
+    private long straight;
     private boolean summarised;
 
     // counters (event-loop thread only; read for logs)
@@ -125,6 +127,7 @@ final class NettyPacer extends ChannelDuplexHandler {
         Object destination = packet.recipient();
         Fifo q = byDestination.get(destination);
         if ((q == null || q.size == 0) && !draining && at - now <= 0) {
+            straight++;
             ctx.write(msg, promise);
             return;
         }
@@ -215,7 +218,15 @@ final class NettyPacer extends ChannelDuplexHandler {
             draining = false;
         }
         if (wrote) {
+            long before = straight;
             ctx.flush();
+            // Completing those writes ran Netty's continue-sending listener, whose datagrams due now
+            // went straight through; its own flush was swallowed (the channel was inside this flush),
+            // so they would wait for the next wake-up: flush again (bounded, each round may repeat it).
+            for (int round = 0; straight != before && round < 4; round++) {
+                before = straight;
+                ctx.flush();
+            }
         }
         // writes that arrived while draining (promise listeners re-entering quiche's send loop)
         for (Fifo q : active) {
