@@ -226,6 +226,10 @@ class NettyQuicAgentTest {
         assertTrue(onTime >= deferred * 6 / 10, server);
         // ...from timer wake-ups, never more than one per datagram (no per-packet spinning)
         assertTrue(wakeups <= deferred, server);
+        // quiche is not asked for more while a datagram that stopped its send loop waits: only a few
+        // datagrams queue (without the skip, ~70 queued and every RTT sample grew by their wait)
+        assertTrue(number(server, "maxQueued") <= 32, server);
+        assertTrue(on.number("netty path side=server", "skippedSends") > 0, on.tail());
         long cpuOn = on.number("CPU", "cpuMs");
         long cpuOff = off.number("CPU", "cpuMs");
         assertTrue(cpuOn <= 3 * cpuOff + 5000, "cpu on " + cpuOn + " ms vs off " + cpuOff + " ms");
