@@ -359,6 +359,7 @@ public final class NettyHooks {
                 return false;
             }
             SendSlot s = SLOT.get();
+            s.holder = null;
             ByteBuffer b = s.pending;
             if (b == null) {
                 return false;
@@ -371,8 +372,10 @@ public final class NettyHooks {
             }
             long at = sec * 1_000_000_000L + nsec;
             boolean hold = at != 0 && at - System.nanoTime() > NettyPacer.EARLY_NANOS;
+            // the pacer counts this datagram as the channel's held one; a stale holder (no pacer took
+            // it) never outlives the next datagram of quiche's send loop
             if (hold) {
-                s.holder = channel; // the pacer counts this datagram as the channel's held one
+                s.holder = channel;
             }
             return hold;
         } catch (Throwable t) {
