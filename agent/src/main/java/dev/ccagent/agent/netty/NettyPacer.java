@@ -46,8 +46,8 @@ final class NettyPacer extends ChannelDuplexHandler {
     /**
      * The timer is armed this much before the head's send time: NIO event loops wake up to 1 ms after
      * a scheduled deadline (select() takes milliseconds), and the head may leave up to
-     * {@link #EARLY_NANOS} early anyway; without it every paced datagram left ~1 ms late and, as quiche
-     * builds the next one only after that (send-loop hold), the connection ran ~20 % below its rate.
+     * {@link #EARLY_NANOS} early anyway; without it a paced datagram could leave up to ~1 ms late and,
+     * as quiche builds the next one only after that (send-loop hold), the lateness cost sending rate.
      */
     static final long TIMER_LEAD_NANOS = 500_000L;
     /** Re-arming for a deadline closer than this to the pending one is not worth a new timer. */
