@@ -50,6 +50,21 @@ public final class SpinDetector {
 
     private static SpinDetector running;
 
+    /**
+     * Live connections of a library module other than kwik (registered by the module itself, so this
+     * class never loads a library's classes): each with its algorithm's name and its telemetry.
+     */
+    public interface TelemetrySource {
+        void forEach(java.util.function.BiConsumer<String, SendTelemetry> action);
+    }
+
+    private static final List<TelemetrySource> SOURCES = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Adds a module's connections to every detector window. */
+    public static void addSource(TelemetrySource source) {
+        SOURCES.add(source);
+    }
+
     private final ScheduledExecutorService timer;
     private final ScheduledFuture<?> task;
     private final com.sun.management.ThreadMXBean threads;
@@ -144,13 +159,15 @@ public final class SpinDetector {
                     AgentLog.warnOnce("detector-eval", "spin detector could not evaluate a connection", t);
                 }
             }
-            for (dev.ccagent.agent.netty.NettyConnections.Connection c
-                    : dev.ccagent.agent.netty.NettyConnections.live()) {
-                try {
-                    evaluate("quiche " + c.quicheAlgorithm(), c.telemetry(), now);
-                } catch (Throwable t) {
-                    AgentLog.warnOnce("detector-eval-netty", "spin detector could not evaluate a Netty connection", t);
-                }
+            for (TelemetrySource source : SOURCES) {
+                source.forEach((algorithm, t) -> {
+                    try {
+                        evaluate(algorithm, t, now);
+                    } catch (Throwable e) {
+                        AgentLog.warnOnce("detector-eval-" + t.library(), "spin detector could not evaluate a "
+                                + t.library() + " connection", e);
+                    }
+                });
             }
         } catch (Throwable t) {
             AgentLog.warnOnce("detector-tick", "spin detector tick failed", t);

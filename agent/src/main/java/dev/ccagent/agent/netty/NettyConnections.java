@@ -4,6 +4,7 @@ import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.agent.detect.SendTelemetry;
+import dev.ccagent.agent.detect.SpinDetector;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.util.AttributeKey;
@@ -35,6 +36,9 @@ public final class NettyConnections {
 
     private static final AttributeKey<Connection> CONNECTION = AttributeKey.valueOf("dev.ccagent.netty.connection");
 
+    /** Whether the spin detector knows these connections (under the LIVE lock). */
+    private static boolean detectorSource;
+
     private NettyConnections() {
     }
 
@@ -63,6 +67,14 @@ public final class NettyConnections {
         // the weak table keeps it exactly as long as the channel lives
         ((Channel) channel).attr(CONNECTION).set(c);
         synchronized (LIVE) {
+            if (!detectorSource) {
+                detectorSource = true;
+                SpinDetector.addSource(action -> {
+                    for (Connection each : live()) {
+                        action.accept("quiche " + each.quicheAlgorithm(), each.telemetry);
+                    }
+                });
+            }
             LIVE.put(c, Boolean.TRUE);
         }
         if (period > 0) {
