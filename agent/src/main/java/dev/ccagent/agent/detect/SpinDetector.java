@@ -50,6 +50,21 @@ public final class SpinDetector {
 
     private static SpinDetector running;
 
+    /**
+     * Live connections of a library module other than kwik (registered by the module itself, so this
+     * class never loads a library's classes): each with its algorithm's name and its telemetry.
+     */
+    public interface TelemetrySource {
+        void forEach(java.util.function.BiConsumer<String, SendTelemetry> action);
+    }
+
+    private static final List<TelemetrySource> SOURCES = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Adds a module's connections to every detector window. */
+    public static void addSource(TelemetrySource source) {
+        SOURCES.add(source);
+    }
+
     private final ScheduledExecutorService timer;
     private final ScheduledFuture<?> task;
     private final com.sun.management.ThreadMXBean threads;
@@ -139,17 +154,27 @@ public final class SpinDetector {
             long now = System.nanoTime();
             for (KwikControllerAdapter a : live) {
                 try {
-                    evaluate(a, a.telemetry(), now);
+                    evaluate(a.algorithm(), a.telemetry(), now);
                 } catch (Throwable t) {
                     AgentLog.warnOnce("detector-eval", "spin detector could not evaluate a connection", t);
                 }
+            }
+            for (TelemetrySource source : SOURCES) {
+                source.forEach((algorithm, t) -> {
+                    try {
+                        evaluate(algorithm, t, now);
+                    } catch (Throwable e) {
+                        AgentLog.warnOnce("detector-eval-" + t.library(), "spin detector could not evaluate a "
+                                + t.library() + " connection", e);
+                    }
+                });
             }
         } catch (Throwable t) {
             AgentLog.warnOnce("detector-tick", "spin detector tick failed", t);
         }
     }
 
-    void evaluate(KwikControllerAdapter a, SendTelemetry t, long now) {
+    void evaluate(String algorithm, SendTelemetry t, long now) {
         long wakeups = t.wakeups;
         long empty = t.emptyWakeups;
         long datagrams = t.datagramsSent;
@@ -182,7 +207,6 @@ public final class SpinDetector {
         if (dWake == 0 && dDatagrams == 0 && dReceived == 0) {
             return; // idle or closed
         }
-        String algorithm = a.algorithm();
         String id = t.connectionId();
         if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
             AgentLog.debug("detector " + id + " " + algorithm + ": wake-ups " + dWake + " (empty " + dEmpty + "), datagrams "

@@ -77,6 +77,63 @@ public final class CcJfr {
     }
 
     /**
+     * An assignment with every field given by the caller (libraries whose algorithms are not ours,
+     * e.g. quiche inside Netty QUIC).
+     */
+    public static void algorithmAssigned(String library, String connectionId, String role, String algorithm,
+                                         String options, String canaryArm, String reason) {
+        if (!JfrSwitch.on) {
+            return;
+        }
+        try {
+            AlgorithmAssigned e = new AlgorithmAssigned();
+            if (e.shouldCommit()) {
+                e.library = library;
+                e.connectionId = connectionId;
+                e.role = role;
+                e.algorithm = algorithm;
+                e.options = options;
+                e.canaryArm = canaryArm;
+                e.reason = reason;
+                e.commit();
+            }
+        } catch (Throwable ignored) {
+            // never break the host
+        }
+    }
+
+    /**
+     * A periodic CongestionState from a library's own statistics (Netty QUIC's path stats): fields the
+     * library does not report stay 0. Returns at once while no recording runs.
+     */
+    public static void externalState(String library, String connectionId, String canaryArm, String algorithm,
+                                     String mode, long cwnd, long smoothedRttNanos, long deliveryRate,
+                                     long packetsLost) {
+        if (!JfrSwitch.on) {
+            return;
+        }
+        try {
+            CongestionState e = new CongestionState();
+            if (e.shouldCommit()) {
+                e.library = library;
+                e.connectionId = connectionId;
+                e.canaryArm = canaryArm;
+                e.algorithm = algorithm;
+                e.mode = mode;
+                e.trigger = "periodic";
+                e.probeBwPhase = -1;
+                e.congestionWindow = Math.max(0, cwnd);
+                e.smoothedRtt = Math.max(0, smoothedRttNanos);
+                e.bandwidthEstimate = Math.max(0, deliveryRate);
+                e.packetsLost = Math.max(0, packetsLost);
+                e.commit();
+            }
+        } catch (Throwable ignored) {
+            // never break the host
+        }
+    }
+
+    /**
      * After our controller handled an ACK or a loss (caller holds the connection's lock): a
      * CongestionState on a mode change, a PacingRateChange when rate or quantum moved by more than
      * {@link #PACING_CHANGE_THRESHOLD}.

@@ -3,8 +3,11 @@ package dev.ccagent.agent.netty;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
+import dev.ccagent.agent.detect.SendTelemetry;
+import dev.ccagent.agent.detect.SpinDetector;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
+import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import io.netty.util.concurrent.Promise;
@@ -22,14 +25,31 @@ import java.util.concurrent.TimeUnit;
  * event loop (quiche frees a connection there, so that is the only safe place) every
  * {@code netty.stats.period}, through the public {@code QuicChannel.collectPathStats(int, Promise)}.
  *
- * <p>Until the JFR event classes are on main, samples are exposed here ({@link #live()}) and logged
- * at debug as one {@code netty path} line per sample.
+ * <p>Each sample becomes a periodic {@code CongestionState} event while a JFR recording runs (window,
+ * quiche's smoothed RTT, its delivery rate as the bandwidth estimate, packets lost; quiche's path
+ * stats have no bytes in flight or bytes acknowledged, so those stay 0), and one {@code netty path}
+ * line at debug.
  */
 public final class NettyConnections {
 
     private static final Map<Connection, Boolean> LIVE = new WeakHashMap<>();
 
+    private static final AttributeKey<Connection> CONNECTION = AttributeKey.valueOf("dev.ccagent.netty.connection");
+
+    /** Whether the spin detector knows these connections (under the LIVE lock). */
+    private static boolean detectorSource;
+
     private NettyConnections() {
+    }
+
+    /** The send-path counters of a QUIC channel the agent registered, or null. */
+    static SendTelemetry telemetryOf(Object channel) {
+        AgentConfig cfg = AgentRuntime.config();
+        if (cfg == null || !cfg.detect()) {
+            return null;
+        }
+        Connection c = ((Channel) channel).attr(CONNECTION).get();
+        return c != null ? c.telemetry : null;
     }
 
     /** A copy of the live connections. */
@@ -43,7 +63,18 @@ public final class NettyConnections {
         AgentConfig cfg = AgentRuntime.config();
         long period = cfg != null ? cfg.netty().statsPeriodNanos() : 0;
         Connection c = new Connection((Channel) channel, selection, period);
+        // the channel holds its connection (and telemetry): the send-path hooks find it in O(log n), and
+        // the weak table keeps it exactly as long as the channel lives
+        ((Channel) channel).attr(CONNECTION).set(c);
         synchronized (LIVE) {
+            if (!detectorSource) {
+                detectorSource = true;
+                SpinDetector.addSource(action -> {
+                    for (Connection each : live()) {
+                        action.accept("quiche " + each.quicheAlgorithm(), each.telemetry);
+                    }
+                });
+            }
             LIVE.put(c, Boolean.TRUE);
         }
         if (period > 0) {
@@ -59,6 +90,8 @@ public final class NettyConnections {
         private final long periodNanos;
         private final Method collect;
         private Method[] accessors;
+        /** Send-loop counters (event-loop thread), read by the spin detector. */
+        final SendTelemetry telemetry = new SendTelemetry("netty");
 
         public volatile long samples;
         public volatile long cwndBytes;
@@ -78,6 +111,17 @@ public final class NettyConnections {
             Class<?> quicChannel = Class.forName(selection.quiche.packageName + ".QuicChannel", false,
                     selection.quiche.loader);
             this.collect = quicChannel.getMethod("collectPathStats", int.class, Promise.class);
+            telemetry.setConnectionId(selection.scidHex);
+            telemetry.setRole(selection.side);
+        }
+
+        public SendTelemetry telemetry() {
+            return telemetry;
+        }
+
+        /** quiche's name of the algorithm this connection runs (ours or the application's). */
+        public String quicheAlgorithm() {
+            return NettyHooks.runningAlgorithm(selection);
         }
 
         public String side() {
@@ -135,6 +179,11 @@ public final class NettyConnections {
             sentBytes = (Long) a[5].invoke(stats);
             lostBytes = (Long) a[6].invoke(stats);
             samples++;
+            if (dev.ccagent.jfr.JfrSwitch.on) {
+                String algorithm = NettyHooks.runningAlgorithm(selection);
+                dev.ccagent.agent.jfr.CcJfr.externalState("netty", selection.scidHex, selection.arm.label(), algorithm,
+                        "quiche " + algorithm, cwndBytes, rttNanos, deliveryRateBytesPerSecond, lostPackets);
+            }
             if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
                 AgentLog.debug("netty path " + describe());
             }
@@ -146,7 +195,7 @@ public final class NettyConnections {
                     + " cwnd=" + cwndBytes + " rttUs=" + rttNanos / 1000 + " deliveryRate=" + deliveryRateBytesPerSecond
                     + " sent=" + sentPackets + " lost=" + lostPackets + " sentBytes=" + sentBytes
                     + " lostBytes=" + lostBytes + " sendTimes=" + hints[0] + " aheadSendTimes=" + hints[1]
-                    + " maxLeadUs=" + hints[2] / 1000;
+                    + " maxLeadUs=" + hints[2] / 1000 + " skippedSends=" + hints[3];
         }
 
         private void finish() {

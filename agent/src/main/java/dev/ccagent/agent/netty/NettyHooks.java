@@ -2,6 +2,7 @@ package dev.ccagent.agent.netty;
 
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.config.NettyConfig;
+import dev.ccagent.agent.detect.SendTelemetry;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.agent.select.AlgorithmSelector;
@@ -68,6 +69,8 @@ public final class NettyHooks {
         /** The id given to quiche, or -1 (the application's). */
         int quicheId = -1;
         String refusal;
+        /** The application's settings of the config the connection was created from (null if unknown). */
+        AppSettings app;
         boolean ccSet;
         boolean cwndSet;
         boolean hystartSet;
@@ -152,9 +155,11 @@ public final class NettyHooks {
             AgentConfig.Arm arm = AlgorithmSelector.select(n.canaryArms(), n.defaultArm(), AlgorithmSelector.hash(id));
             Selection s = new Selection(side, hex(id), arm, q);
             if (!n.changesConnections()) {
+                s.app = CONFIGS.get(config);
                 return s;
             }
             AppSettings app = CONFIGS.get(config);
+            s.app = app;
             if (app == null) {
                 s.refusal = "this native config was created before the agent was installed (its settings are unknown)";
                 AgentLog.warnOnce("netty-unknown-config:" + config, "netty: " + s.refusal
@@ -228,9 +233,68 @@ public final class NettyHooks {
                 AgentLog.debug(s.line());
             }
             LAST.set(s);
+            if (dev.ccagent.jfr.JfrSwitch.on) {
+                assigned(s);
+            }
         } catch (Throwable t) {
             AgentRuntime.recordFallback("netty connection accounting", t);
         }
+    }
+
+    /** quiche's own name of an algorithm id (as in {@code quiche_config_set_cc_algorithm_name}). */
+    static String quicheName(int id) {
+        switch (id) {
+            case NettyQuiche.RENO:
+                return "reno";
+            case NettyQuiche.CUBIC:
+                return "cubic";
+            case NettyQuiche.BBR:
+                return "bbr2_gcongestion";
+            default:
+                return "id " + id;
+        }
+    }
+
+    /** The quiche algorithm the connection runs: ours, or the application's. */
+    static String runningAlgorithm(Selection s) {
+        if (s.quicheId >= 0) {
+            return quicheName(s.quicheId);
+        }
+        AppSettings app = s.app;
+        if (app == null) {
+            return "unknown (application's)";
+        }
+        return "default".equals(app.ccName) ? "cubic" : app.ccName.toLowerCase(java.util.Locale.ROOT).equals("bbr")
+                ? "bbr2_gcongestion" : app.ccName.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The AlgorithmAssigned event of a new connection (only while a recording runs). */
+    private static void assigned(Selection s) {
+        AgentConfig cfg = AgentRuntime.config();
+        NettyConfig n = cfg != null ? cfg.netty() : NettyConfig.DEFAULT;
+        AppSettings app = s.app;
+        StringBuilder o = new StringBuilder();
+        int cwnd = s.cwndSet ? n.initialCwndPackets() : app != null ? app.cwndPackets : -1;
+        if (cwnd >= 0) {
+            o.append("initial-cwnd=").append(cwnd).append(',');
+        }
+        Boolean hystart = s.hystartSet ? n.hystart() : app != null ? Boolean.valueOf(app.hystart) : null;
+        if (hystart != null) {
+            o.append("hystart=").append(hystart ? "on" : "off").append(',');
+        }
+        o.append("pacing=").append(n.pacing() ? "ccagent" : "none");
+        String reason;
+        if (s.refusal != null) {
+            reason = "refused: " + s.refusal;
+        } else if (s.arm.isStock()) {
+            reason = "application's setting";
+        } else if ("canary".equals(s.arm.label())) {
+            reason = "canary split (" + s.arm.percent() + "% of new connections)";
+        } else {
+            reason = "forced";
+        }
+        dev.ccagent.agent.jfr.CcJfr.algorithmAssigned("netty", s.scidHex, s.side, runningAlgorithm(s), o.toString(),
+                s.arm.label(), reason);
     }
 
     /** After {@code handleServer} returns (a new or existing channel, or null) and after {@code connectNow}. */
@@ -288,13 +352,14 @@ public final class NettyHooks {
      * release time instead of queueing a whole window in the pacer (which would inflate every RTT
      * sample by the time spent in the queue).
      */
-    public static boolean holdSendLoop() {
+    public static boolean holdSendLoop(Object channel) {
         try {
             AgentConfig cfg = AgentRuntime.config();
             if (cfg == null || !cfg.netty().pacing()) {
                 return false;
             }
             SendSlot s = SLOT.get();
+            s.holder = null;
             ByteBuffer b = s.pending;
             if (b == null) {
                 return false;
@@ -306,11 +371,118 @@ public final class NettyHooks {
                 nsec = Long.reverseBytes(nsec);
             }
             long at = sec * 1_000_000_000L + nsec;
-            return at != 0 && at - System.nanoTime() > NettyPacer.EARLY_NANOS;
+            boolean hold = at != 0 && at - System.nanoTime() > NettyPacer.EARLY_NANOS;
+            // the pacer counts this datagram as the channel's held one; a stale holder (no pacer took
+            // it) never outlives the next datagram of quiche's send loop
+            if (hold) {
+                s.holder = channel;
+            }
+            return hold;
         } catch (Throwable t) {
             AgentRuntime.recordFallback("netty send-loop hold", t);
             return false;
         }
+    }
+
+    /**
+     * Before {@code QuicheQuicChannel.connectionSend}: true (skip it, answering "nothing sent") while
+     * one of this channel's datagrams is held by the pacer with Netty's continue-sending listener on
+     * its write. That write's completion calls {@code connectionSend} again, so nothing is lost; in the
+     * meantime quiche is not asked for datagrams it would stamp as sent long before they leave (which
+     * inflated its RTT samples and BBR's view of in-flight data). Never skips a closing channel.
+     */
+    public static boolean skipSend(Object channel) {
+        try {
+            AgentConfig cfg = AgentRuntime.config();
+            if (cfg == null || !cfg.netty().pacing()) {
+                return false;
+            }
+            io.netty.channel.Channel ch = (io.netty.channel.Channel) channel;
+            if (!ch.isOpen()) {
+                return false;
+            }
+            int[] held = NettyPacer.heldOf(ch, false);
+            if (held != null && held[0] > 0) {
+                SLOT.get().skippedSends++;
+                return true;
+            }
+            return false;
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty send skip", t);
+            return false;
+        }
+    }
+
+    // ---------------------------------------------------------------- send-loop telemetry
+    // One attribute lookup and a few plain long increments per call on the event loop; no allocation.
+
+    /** Start of {@code connectionSend} that runs: the datagram count to compare at its end, or -1. */
+    public static long sendEnter(Object channel) {
+        try {
+            SendTelemetry t = NettyConnections.telemetryOf(channel);
+            return t != null ? t.loopEnter() : -1;
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /** End of a {@code connectionSend} that ran. */
+    public static void sendExit(Object channel, long datagramsBefore) {
+        if (datagramsBefore < 0) {
+            return;
+        }
+        try {
+            SendTelemetry t = NettyConnections.telemetryOf(channel);
+            if (t != null) {
+                t.loopExit(datagramsBefore);
+            }
+        } catch (Throwable ignored) {
+            // counters only
+        }
+    }
+
+    /** {@code writePacket}: a datagram from quiche's send loop goes to the UDP channel. */
+    public static void datagramWritten(Object channel) {
+        try {
+            SendTelemetry t = NettyConnections.telemetryOf(channel);
+            if (t != null) {
+                t.datagramsSent++;
+            }
+        } catch (Throwable ignored) {
+            // counters only
+        }
+    }
+
+    /**
+     * {@code recv}: a datagram for this connection. Counted without the receiver-thread id: Netty
+     * receives on the same event-loop thread it sends on, whose allocation the sender path reports.
+     */
+    public static void datagramReceived(Object channel) {
+        try {
+            SendTelemetry t = NettyConnections.telemetryOf(channel);
+            if (t != null) {
+                t.packetsReceived++;
+            }
+        } catch (Throwable ignored) {
+            // counters only
+        }
+    }
+
+    /** The {@code SendResult.NONE} constant of the calling package (what a skipped connectionSend answers). */
+    public static Object sendResultNone(Class<?> channelClass) {
+        try {
+            return NettyQuiche.of(channelClass).sendResultNone();
+        } catch (Throwable t) {
+            return null; // Netty's callers only compare it with NONE/SOME
+        }
+    }
+
+    /** The channel whose send loop the datagram being written on this thread stopped (null if none). */
+    static Object takeHolder() {
+        SendSlot s = SLOT.get();
+        Object h = s.holder;
+        s.holder = null;
+        return h;
     }
 
     /**
@@ -327,8 +499,9 @@ public final class NettyHooks {
 
     /** {datagrams seen, datagrams whose send time was ≥ 50 µs ahead, largest lead ns}, over all threads. */
     public static long[] sendTimeStats() {
-        long[] out = new long[3];
+        long[] out = new long[4];
         for (SendSlot s : SLOTS) {
+            out[3] += s.skippedSends;
             out[0] += s.seen;
             out[1] += s.ahead;
             out[2] = Math.max(out[2], s.maxLead);
@@ -338,6 +511,9 @@ public final class NettyHooks {
 
     static final class SendSlot {
         ByteBuffer pending;
+        /** The channel whose send loop stopped on the datagram being written (see {@link #holdSendLoop}). */
+        Object holder;
+        long skippedSends;
         long seen;
         long ahead;
         long maxLead;

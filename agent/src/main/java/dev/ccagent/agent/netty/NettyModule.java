@@ -7,6 +7,7 @@ import dev.ccagent.agent.log.AgentLog;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.MemberSubstitution;
+import net.bytebuddy.implementation.bytecode.assign.Assigner;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.utility.JavaModule;
 
@@ -106,7 +107,11 @@ public final class NettyModule extends TargetModule {
                         .method("connectNow", "(Ljava/util/function/Function;Ljava/util/concurrent/Executor;"
                                 + "Ljava/util/function/Consumer;JIZLjava/nio/ByteBuffer;Ljava/nio/ByteBuffer;)V"),
                 Requirement.type(pkg + ".QuicheQuicChannel")
-                        .method("writePacket", "(Lio/netty/channel/socket/DatagramPacket;II)Z"),
+                        .method("writePacket", "(Lio/netty/channel/socket/DatagramPacket;II)Z")
+                        .method("recv", "(Ljava/net/InetSocketAddress;Ljava/net/InetSocketAddress;"
+                                + "Lio/netty/buffer/ByteBuf;)V")
+                        .method("connectionSend", "(" + d("QuicheQuicConnection") + ")"
+                                + d("QuicheQuicChannel$SendResult")),
                 Requirement.type(pkg + ".QuicheQuicConnection")
                         .method("nextSendInfo", "()Ljava/nio/ByteBuffer;"),
                 Requirement.type(pkg + ".QuicheQuicCodec")
@@ -163,7 +168,9 @@ public final class NettyModule extends TargetModule {
                 .transform(substitute)
                 .transform(new AgentBuilder.Transformer.ForAdvice().include(ours)
                         .advice(named("connectNow").and(takesArguments(8)), ClientChannelAdvice.class.getName())
-                        .advice(named("writePacket").and(takesArguments(3)), WritePacketAdvice.class.getName()))
+                        .advice(named("writePacket").and(takesArguments(3)), WritePacketAdvice.class.getName())
+                        .advice(named("connectionSend").and(takesArguments(1)), ConnectionSendAdvice.class.getName())
+                        .advice(named("recv").and(takesArguments(3)), RecvAdvice.class.getName()))
                 .type(named(pkg + ".QuicheQuicConnection"), loaderCheck, unnamed)
                 .transform(new AgentBuilder.Transformer.ForAdvice().include(ours)
                         .advice(named("nextSendInfo").and(takesArguments(0)), SendInfoAdvice.class.getName()))
@@ -218,10 +225,53 @@ public final class NettyModule extends TargetModule {
         }
 
         @Advice.OnMethodEnter(suppress = Throwable.class)
-        static void enter(@Advice.Argument(value = 2, readOnly = false) int len) {
-            if (NettyHooks.holdSendLoop()) {
+        static void enter(@Advice.This Object channel, @Advice.Argument(value = 2, readOnly = false) int len) {
+            NettyHooks.datagramWritten(channel);
+            if (NettyHooks.holdSendLoop(channel)) {
                 len = 0; // "send window used": Netty continues when this (paced) write completes
             }
+        }
+    }
+
+    /**
+     * Around QuicheQuicChannel.connectionSend(QuicheQuicConnection): skipped, answering NONE, while
+     * the pacer holds the datagram that stopped this channel's send loop (its write's completion
+     * calls connectionSend again).
+     */
+    public static final class ConnectionSendAdvice {
+        private ConnectionSendAdvice() {
+        }
+
+        @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
+        static boolean enter(@Advice.This Object channel, @Advice.Local("before") long before) {
+            if (NettyHooks.skipSend(channel)) {
+                before = -1;
+                return true;
+            }
+            before = NettyHooks.sendEnter(channel);
+            return false;
+        }
+
+        @Advice.OnMethodExit(suppress = Throwable.class)
+        static void exit(@Advice.This Object channel, @Advice.Enter boolean skipped,
+                         @Advice.Local("before") long before, @Advice.Origin Class<?> type,
+                         @Advice.Return(readOnly = false, typing = Assigner.Typing.DYNAMIC) Object result) {
+            if (skipped) {
+                result = NettyHooks.sendResultNone(type);
+            } else {
+                NettyHooks.sendExit(channel, before);
+            }
+        }
+    }
+
+    /** Inlined at the start of QuicheQuicChannel.recv(InetSocketAddress, InetSocketAddress, ByteBuf). */
+    public static final class RecvAdvice {
+        private RecvAdvice() {
+        }
+
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter(@Advice.This Object channel) {
+            NettyHooks.datagramReceived(channel);
         }
     }
 

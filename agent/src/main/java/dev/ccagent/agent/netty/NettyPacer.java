@@ -2,11 +2,14 @@ package dev.ccagent.agent.netty;
 
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.DatagramPacket;
+import io.netty.util.Attribute;
+import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 
@@ -40,6 +43,13 @@ final class NettyPacer extends ChannelDuplexHandler {
     static final String NAME = "ccagent-pacer";
     /** Datagrams due within this horizon may leave early, within the burst budget. */
     static final long EARLY_NANOS = 1_000_000L;
+    /**
+     * The timer is armed this much before the head's send time: NIO event loops wake up to 1 ms after
+     * a scheduled deadline (select() takes milliseconds), and the head may leave up to
+     * {@link #EARLY_NANOS} early anyway; without it a paced datagram could leave up to ~1 ms late and,
+     * as quiche builds the next one only after that (send-loop hold), the lateness cost sending rate.
+     */
+    static final long TIMER_LEAD_NANOS = 500_000L;
     /** Re-arming for a deadline closer than this to the pending one is not worth a new timer. */
     static final long REARM_SLACK_NANOS = 200_000L;
 
@@ -51,6 +61,8 @@ final class NettyPacer extends ChannelDuplexHandler {
     private ScheduledFuture<?> timer;
     private long timerDeadline;
     private boolean draining;
+    /** Datagrams that went straight through (not held). */
+    private long straight;
     private boolean summarised;
 
     // counters (event-loop thread only; read for logs)
@@ -61,6 +73,20 @@ final class NettyPacer extends ChannelDuplexHandler {
     long releasedLate;     // more than 1 ms after the send time
     long maxLatenessNanos;
     long maxQueued;
+
+    /** Per QUIC channel: how many of its datagrams the pacer holds that stopped its send loop. */
+    private static final AttributeKey<int[]> HELD = AttributeKey.valueOf("dev.ccagent.netty.held");
+
+    /** The channel's held counter (created once per channel when {@code create}), or null. */
+    static int[] heldOf(Channel channel, boolean create) {
+        Attribute<int[]> a = channel.attr(HELD);
+        int[] held = a.get();
+        if (held == null && create) {
+            held = new int[1];
+            a.set(held);
+        }
+        return held;
+    }
 
     private NettyPacer(int maxBurst) {
         this.maxBurst = maxBurst;
@@ -91,6 +117,7 @@ final class NettyPacer extends ChannelDuplexHandler {
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
         long now = System.nanoTime();
         long at = NettyHooks.takeSendTime(now);
+        Object holder = NettyHooks.takeHolder();
         if (!(msg instanceof DatagramPacket)) {
             ctx.write(msg, promise);
             return;
@@ -100,6 +127,7 @@ final class NettyPacer extends ChannelDuplexHandler {
         Object destination = packet.recipient();
         Fifo q = byDestination.get(destination);
         if ((q == null || q.size == 0) && !draining && at - now <= 0) {
+            straight++;
             ctx.write(msg, promise);
             return;
         }
@@ -112,13 +140,17 @@ final class NettyPacer extends ChannelDuplexHandler {
                 q.inActive = true;
                 active.add(q);
             }
-            q.add(msg, promise, at == 0 ? now : at, packet.content().readableBytes());
+            int[] held = holder instanceof Channel ? heldOf((Channel) holder, true) : null;
+            q.add(msg, promise, at == 0 ? now : at, packet.content().readableBytes(), held);
+            if (held != null) {
+                held[0]++;
+            }
             deferred++;
             if (q.size > maxQueued) {
                 maxQueued = q.size;
             }
             if (!draining) {
-                arm(q.headAt(), now);
+                arm(q.headAt() - TIMER_LEAD_NANOS, now);
             }
         } catch (Throwable t) {
             // fail open: this datagram goes out now
@@ -186,14 +218,22 @@ final class NettyPacer extends ChannelDuplexHandler {
             draining = false;
         }
         if (wrote) {
+            long before = straight;
             ctx.flush();
+            // Completing those writes ran Netty's continue-sending listener, whose datagrams due now
+            // went straight through; its own flush was swallowed (the channel was inside this flush),
+            // so they would wait for the next wake-up: flush again (bounded, each round may repeat it).
+            for (int round = 0; straight != before && round < 4; round++) {
+                before = straight;
+                ctx.flush();
+            }
         }
         // writes that arrived while draining (promise listeners re-entering quiche's send loop)
         for (Fifo q : active) {
             next = Math.min(next, q.headAt());
         }
         if (next != Long.MAX_VALUE) {
-            arm(next, System.nanoTime());
+            arm(next - TIMER_LEAD_NANOS, System.nanoTime());
         }
     }
 
@@ -258,6 +298,8 @@ final class NettyPacer extends ChannelDuplexHandler {
         ChannelPromise[] promises = new ChannelPromise[64];
         long[] ats = new long[64];
         int[] bytes = new int[64];
+        /** The held counter of the channel whose send loop the datagram stopped, else null. */
+        int[][] held = new int[64][];
         int head;
         int size;
         boolean inActive;
@@ -266,7 +308,7 @@ final class NettyPacer extends ChannelDuplexHandler {
             this.destination = destination;
         }
 
-        void add(Object msg, ChannelPromise promise, long at, int len) {
+        void add(Object msg, ChannelPromise promise, long at, int len, int[] heldCounter) {
             if (size == msgs.length) {
                 grow();
             }
@@ -277,6 +319,7 @@ final class NettyPacer extends ChannelDuplexHandler {
             long prev = size > 0 ? ats[(head + size - 1) & (msgs.length - 1)] : Long.MIN_VALUE;
             ats[i] = size > 0 && at - prev < 0 ? prev : at;
             bytes[i] = len;
+            held[i] = heldCounter;
             size++;
         }
 
@@ -291,6 +334,7 @@ final class NettyPacer extends ChannelDuplexHandler {
         void writeHead(ChannelHandlerContext ctx) {
             Object msg = msgs[head];
             ChannelPromise p = promises[head];
+            release(head);
             msgs[head] = null;
             promises[head] = null;
             head = (head + 1) & (msgs.length - 1);
@@ -302,6 +346,7 @@ final class NettyPacer extends ChannelDuplexHandler {
             while (size > 0) {
                 Object msg = msgs[head];
                 ChannelPromise p = promises[head];
+                release(head);
                 msgs[head] = null;
                 promises[head] = null;
                 head = (head + 1) & (msgs.length - 1);
@@ -311,23 +356,36 @@ final class NettyPacer extends ChannelDuplexHandler {
             }
         }
 
+        private void release(int i) {
+            int[] h = held[i];
+            if (h != null) {
+                held[i] = null;
+                if (h[0] > 0) {
+                    h[0]--;
+                }
+            }
+        }
+
         private void grow() {
             int n = msgs.length * 2;
             Object[] m = new Object[n];
             ChannelPromise[] p = new ChannelPromise[n];
             long[] a = new long[n];
             int[] b = new int[n];
+            int[][] h = new int[n][];
             for (int k = 0; k < size; k++) {
                 int from = (head + k) & (msgs.length - 1);
                 m[k] = msgs[from];
                 p[k] = promises[from];
                 a[k] = ats[from];
                 b[k] = bytes[from];
+                h[k] = held[from];
             }
             msgs = m;
             promises = p;
             ats = a;
             bytes = b;
+            held = h;
             head = 0;
         }
     }

@@ -172,6 +172,23 @@ final class NettyQuiche {
         }
     }
 
+    private volatile Object sendResultNone;
+
+    /** {@code QuicheQuicChannel.SendResult.NONE} of this package. */
+    Object sendResultNone() throws ClassNotFoundException {
+        Object none = sendResultNone;
+        if (none == null) {
+            Class<?> type = Class.forName(packageName + ".QuicheQuicChannel$SendResult", false, loader);
+            for (Object c : type.getEnumConstants()) {
+                if ("NONE".equals(((Enum<?>) c).name())) {
+                    none = c;
+                }
+            }
+            sendResultNone = none;
+        }
+        return none;
+    }
+
     void setCc(long config, int id) throws Throwable {
         setCc.invokeExact(config, id);
     }

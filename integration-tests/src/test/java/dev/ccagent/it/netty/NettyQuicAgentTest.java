@@ -3,10 +3,17 @@ package dev.ccagent.it.netty;
 import dev.ccagent.agent.config.AgentArgs;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.select.AlgorithmSelector;
+import dev.ccagent.agent.report.RecordingReport;
+import jdk.jfr.consumer.RecordedEvent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -24,14 +31,14 @@ class NettyQuicAgentTest {
     private static final Pattern CONNECTION = Pattern.compile(
             "netty connection side=server scid=([0-9a-f]+) arm=(\\w+):(\\w+) algorithm=(\\w+) quiche-id=(\\w+)");
 
-    private static void assertIntact(NettyFork.Run r, int transfers) {
+    private static void assertIntact(NettyApp.Run r, int transfers) {
         assertEquals(0, r.exit, r.tail());
         assertTrue(r.out.contains("DONE ok=true"), r.tail());
         assertEquals(transfers, r.lines("crcOk=true").size(), r.tail());
         assertTrue(r.lines("crcOk=false").isEmpty(), r.tail());
     }
 
-    private static List<String> serverConnections(NettyFork.Run r) {
+    private static List<String> serverConnections(NettyApp.Run r) {
         return r.lines("netty connection side=server");
     }
 
@@ -40,7 +47,7 @@ class NettyQuicAgentTest {
     void forcedAlgorithmsRunInQuiche() throws Exception {
         String[][] cases = {{"reno", "0"}, {"cubic", "1"}, {"bbr", "4"}};
         for (String[] c : cases) {
-            NettyFork.Run r = NettyFork.run("forced-" + c[0], NettyFork.Version.CURRENT,
+            NettyApp.Run r = NettyApp.run("forced-" + c[0], NettyApp.Version.CURRENT,
                     "netty.cc=" + c[0] + ";log=debug;netty.stats.period=100ms", 120,
                     "bytes=4194304", "app-cc=cubic");
             assertIntact(r, 1);
@@ -66,7 +73,7 @@ class NettyQuicAgentTest {
     void canarySplitFollowsTheSelector() throws Exception {
         String args = "netty.canary=bbr:30%;log=debug;netty.stats.period=off";
         int n = 24;
-        NettyFork.Run r = NettyFork.run("canary", NettyFork.Version.CURRENT, args, 200,
+        NettyApp.Run r = NettyApp.run("canary", NettyApp.Version.CURRENT, args, 200,
                 "connections=" + n, "bytes=131072", "app-cc=cubic");
         assertIntact(r, n);
         AgentConfig config = AgentArgs.parse(args).config();
@@ -94,7 +101,7 @@ class NettyQuicAgentTest {
     @Test
     @Timeout(200)
     void incubatorPackage() throws Exception {
-        NettyFork.Run r = NettyFork.run("incubator", NettyFork.Version.INCUBATOR,
+        NettyApp.Run r = NettyApp.run("incubator", NettyApp.Version.INCUBATOR,
                 "netty.cc=bbr;log=debug;netty.stats.period=100ms", 150, "bytes=4194304");
         assertIntact(r, 1);
         assertFalse(r.lines("Netty incubator QUIC 0.0.x (io.netty.incubator.codec.quic) version "
@@ -108,7 +115,7 @@ class NettyQuicAgentTest {
     @Test
     @Timeout(200)
     void guardRefusesBbrOnQuiche0248() throws Exception {
-        NettyFork.Run r = NettyFork.run("guard-4.2.10", NettyFork.Version.OLD,
+        NettyApp.Run r = NettyApp.run("guard-4.2.10", NettyApp.Version.OLD,
                 "netty.cc=bbr;log=debug;netty.stats.period=off", 150, "bytes=2097152", "app-cc=cubic");
         assertIntact(r, 1);
         assertFalse(r.lines("bundles quiche 0.24.8 (Netty's ids reno/cubic/bbr = 0/1/2)").isEmpty(), r.tail());
@@ -122,11 +129,87 @@ class NettyQuicAgentTest {
 
     @Test
     @Timeout(300)
+    void jfrRecordsAssignmentsAndPathStats() throws Exception {
+        Path rec = NettyApp.WORK.resolve("netty-jfr.jfr").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        int n = 4;
+        NettyApp.Run r = NettyApp.run("jfr", NettyApp.Version.CURRENT,
+                "netty.cc=cubic;netty.canary=bbr:50%;netty.initial-cwnd=20;netty.stats.period=200ms;log=debug;jfr=" + rec,
+                200, "connections=" + n, "bytes=6291456", "app-cc=reno", "link=40000000,5,1,0");
+        assertIntact(r, n);
+        RecordingReport report = RecordingReport.read(rec);
+        List<RecordedEvent> assigned = report.events("dev.ccagent.AlgorithmAssigned");
+        // one per connection on each side
+        assertEquals(2 * n, assigned.size(), assigned.toString());
+        Set<String> serverIds = new HashSet<>();
+        for (RecordedEvent e : assigned) {
+            assertEquals("netty", e.getString("library"));
+            String role = e.getString("role");
+            assertTrue(role.equals("server") || role.equals("client"), role);
+            assertTrue(e.getString("connectionId").matches("[0-9a-f]{16,40}"), e.toString());
+            String arm = e.getString("canaryArm");
+            String algorithm = e.getString("algorithm");
+            if (arm.equals("canary")) {
+                assertEquals("bbr2_gcongestion", algorithm, e.toString());
+                assertTrue(e.getString("reason").startsWith("canary split"), e.toString());
+            } else {
+                assertEquals("default", arm, e.toString());
+                assertEquals("cubic", algorithm, e.toString());
+                assertEquals("forced", e.getString("reason"), e.toString());
+            }
+            assertTrue(e.getString("options").contains("initial-cwnd=20"), e.toString());
+            assertTrue(e.getString("options").contains("pacing=none"), e.toString());
+            if (role.equals("server")) {
+                serverIds.add(e.getString("connectionId"));
+            }
+        }
+        assertEquals(n, serverIds.size(), assigned.toString());
+        List<RecordedEvent> states = report.events("dev.ccagent.CongestionState");
+        List<RecordedEvent> server = states.stream().filter(e -> serverIds.contains(e.getString("connectionId")))
+                .collect(Collectors.toList());
+        // 6 MiB at <= 40 Mbit/s takes >= 1.2 s per connection: several 200 ms samples each
+        assertTrue(server.size() >= n * 2, "server CongestionState events: " + server.size());
+        boolean sawLoadedWindow = false;
+        for (RecordedEvent e : server) {
+            assertEquals("netty", e.getString("library"));
+            assertEquals("periodic", e.getString("trigger"));
+            String algorithm = e.getString("algorithm");
+            assertTrue(algorithm.equals("cubic") || algorithm.equals("bbr2_gcongestion"), e.toString());
+            assertEquals("quiche " + algorithm, e.getString("mode"));
+            long cwnd = e.getLong("congestionWindow");
+            long srtt = e.getLong("smoothedRtt");
+            assertTrue(cwnd > 0 && cwnd < (1L << 30), e.toString());
+            // 10 ms emulated round trip; quiche's smoothed RTT stays within loaded-machine margins
+            assertTrue(srtt >= 1_000_000L && srtt < 2_000_000_000L, e.toString());
+            assertTrue(e.getLong("packetsLost") >= 0 && e.getLong("bandwidthEstimate") >= 0, e.toString());
+            sawLoadedWindow |= cwnd > 20 * 1350L && e.getLong("bandwidthEstimate") > 0;
+        }
+        assertTrue(sawLoadedWindow, "a window beyond the initial one and a delivery rate: " + server);
+        // send-path allocation per datagram on the event-loop thread, per detector window
+        List<RecordedEvent> alloc = report.events("dev.ccagent.SendPathAllocation").stream()
+                .filter(e -> "netty".equals(e.getString("library")) && serverIds.contains(e.getString("connectionId")))
+                .collect(Collectors.toList());
+        assertFalse(alloc.isEmpty(), "SendPathAllocation events of the server connections");
+        for (RecordedEvent e : alloc) {
+            assertEquals("sender", e.getString("path"), e.toString());
+            assertTrue(e.getString("threadName").contains("nioEventLoop"), e.toString());
+        }
+        assertTrue(alloc.stream().anyMatch(e -> e.getLong("packets") > 100 && e.getLong("bytesPerPacket") >= 0),
+                alloc.toString());
+        System.out.println("netty jfr: " + assigned.size() + " AlgorithmAssigned, " + states.size()
+                + " CongestionState, " + alloc.size() + " server SendPathAllocation (bytes/datagram "
+                + alloc.stream().map(e -> Long.toString(e.getLong("bytesPerPacket"))).collect(Collectors.joining(","))
+                + "), SendLoopSpin " + report.count("dev.ccagent.SendLoopSpin") + ", AckOnlySendLoop "
+                + report.count("dev.ccagent.AckOnlySendLoop"));
+    }
+
+    @Test
+    @Timeout(300)
     void pacingFollowsQuicheSendTimes() throws Exception {
         String link = "link=10000000,20,1,0";
-        NettyFork.Run off = NettyFork.run("pacing-off", NettyFork.Version.CURRENT,
+        NettyApp.Run off = NettyApp.run("pacing-off", NettyApp.Version.CURRENT,
                 "netty.cc=bbr;netty.pacing=off;log=debug;netty.stats.period=250ms", 150, "bytes=3145728", link);
-        NettyFork.Run on = NettyFork.run("pacing-on", NettyFork.Version.CURRENT,
+        NettyApp.Run on = NettyApp.run("pacing-on", NettyApp.Version.CURRENT,
                 "netty.cc=bbr;netty.pacing=on;log=debug;netty.stats.period=250ms", 150, "bytes=3145728", link);
         assertIntact(off, 1);
         assertIntact(on, 1);
@@ -143,6 +226,10 @@ class NettyQuicAgentTest {
         assertTrue(onTime >= deferred * 6 / 10, server);
         // ...from timer wake-ups, never more than one per datagram (no per-packet spinning)
         assertTrue(wakeups <= deferred, server);
+        // quiche is not asked for more while a datagram that stopped its send loop waits: only a few
+        // datagrams queue (without the skip, ~70 queued and every RTT sample grew by their wait)
+        assertTrue(number(server, "maxQueued") <= 32, server);
+        assertTrue(on.number("netty path side=server", "skippedSends") > 0, on.tail());
         long cpuOn = on.number("CPU", "cpuMs");
         long cpuOff = off.number("CPU", "cpuMs");
         assertTrue(cpuOn <= 3 * cpuOff + 5000, "cpu on " + cpuOn + " ms vs off " + cpuOff + " ms");

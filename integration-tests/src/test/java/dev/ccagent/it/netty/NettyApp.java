@@ -1,5 +1,7 @@
 package dev.ccagent.it.netty;
 
+import dev.ccagent.it.ForkedJvm;
+
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
 import java.io.File;
@@ -7,7 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -16,12 +18,11 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * Runs {@link NettyBulkApp} in a child JVM on one Netty version's class path with the agent.
- * Netty-specific on purpose (the integrator may fold it into the shared {@code ForkedJvm} harness of
- * branch kwik-it): per-version jar directories from the pom, the incubator copy of the app compiled
- * at test time, a self-signed key store made with keytool. The child is always destroyed.
+ * Runs {@link NettyBulkApp} in a {@link ForkedJvm} on one Netty version's class path with the agent.
+ * Only the Netty specifics live here: per-version jar directories from the pom, the incubator copy of
+ * the app compiled at test time, a self-signed key store made with keytool.
  */
-final class NettyFork {
+final class NettyApp {
 
     enum Version {
         CURRENT("netty.jars.current"), OLD("netty.jars.old"), INCUBATOR("netty.jars.incubator");
@@ -76,7 +77,7 @@ final class NettyFork {
         }
     }
 
-    private NettyFork() {
+    private NettyApp() {
     }
 
     static synchronized Path keystore() throws Exception {
@@ -134,30 +135,16 @@ final class NettyFork {
 
     /** Runs the app with the agent ({@code agentArgs}) and waits at most {@code timeoutSeconds}. */
     static Run run(String name, Version v, String agentArgs, long timeoutSeconds, String... appArgs) throws Exception {
-        Files.createDirectories(WORK);
-        String agent = Path.of(System.getProperty("ccagent.jar")).toAbsolutePath().normalize().toString();
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-Xmx256m");
-        cmd.add("-XX:+UseSerialGC");
-        cmd.add("-javaagent:" + agent + "=" + agentArgs);
-        cmd.add("-cp");
-        cmd.add(appClasses(v) + File.pathSeparator + jars(v));
-        cmd.add("dev.ccagent.it.netty.NettyBulkApp");
-        cmd.add("keystore=" + keystore());
-        cmd.addAll(List.of(appArgs));
-        Path out = WORK.resolve(name + ".out");
-        Path err = WORK.resolve(name + ".err");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        try {
-            if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-                throw new AssertionError(name + ": no exit within " + timeoutSeconds + " s\n"
-                        + new Run(-1, Files.readString(out), Files.readString(err)).tail());
-            }
-            return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
-        } finally {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
+        ForkedJvm.Builder b = ForkedJvm.builder(name, "dev.ccagent.it.netty.NettyBulkApp")
+                .dir(WORK)
+                .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
+                .javaagent(Path.of(System.getProperty("ccagent.jar")).normalize(), agentArgs)
+                .classPath(appClasses(v) + File.pathSeparator + jars(v))
+                .args("keystore=" + keystore())
+                .args(appArgs);
+        try (ForkedJvm jvm = b.start()) {
+            int exit = jvm.waitFor(Duration.ofSeconds(timeoutSeconds));
+            return new Run(exit, jvm.stdout(), jvm.stderr());
         }
     }
 }
