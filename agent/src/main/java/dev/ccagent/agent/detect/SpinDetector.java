@@ -193,7 +193,9 @@ public final class SpinDetector {
         long window = now - t.pTime;
         double seconds = window / 1e9;
         long dWake = wakeups - t.pWakeups;
-        long dEmpty = empty - t.pEmpty;
+        // a loop pass counted as a wake-up at the end of the previous window can end (empty) in this
+        // one: never report more empty wake-ups than wake-ups
+        long dEmpty = Math.min(dWake, empty - t.pEmpty);
         long dDatagrams = datagrams - t.pDatagrams;
         long dInFlight = inFlight - t.pInFlight;
         long dInFlightBytes = inFlightBytes - t.pInFlightBytes;

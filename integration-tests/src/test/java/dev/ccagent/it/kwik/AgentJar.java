@@ -47,7 +47,7 @@ final class AgentJar {
         long hash = (long) selector.getMethod("hash", byte[].class).invoke(null, (Object) connectionId);
         Method select = null;
         for (Method m : selector.getMethods()) {
-            if (m.getName().equals("select")) {
+            if (m.getName().equals("select") && m.getParameterCount() == 2) {
                 select = m;
             }
         }
