@@ -57,23 +57,12 @@ public final class CcJfr {
         if (!JfrSwitch.on || arm == null) {
             return;
         }
-        try {
-            AlgorithmAssigned e = new AlgorithmAssigned();
-            if (e.shouldCommit()) {
-                e.library = library;
-                e.connectionId = connectionId;
-                e.role = role;
-                e.algorithm = reason != null && reason.startsWith("fallback") ? AgentConfig.STOCK : arm.algorithm();
-                e.options = arm.options() != null ? arm.options().given().toString() : "";
-                e.canaryArm = arm.label();
-                e.reason = reason != null ? reason
-                        : "canary".equals(arm.label()) ? "canary share " + arm.percent() + "% of new connections"
-                        : "default arm (" + arm.percent() + "% of new connections)";
-                e.commit();
-            }
-        } catch (Throwable ignored) {
-            // never break the host
-        }
+        String why = reason != null ? reason
+                : "canary".equals(arm.label()) ? "canary share " + arm.percent() + "% of new connections"
+                : "default arm (" + arm.percent() + "% of new connections)";
+        algorithmAssigned(library, connectionId, role,
+                reason != null && reason.startsWith("fallback") ? AgentConfig.STOCK : arm.algorithm(),
+                arm.options() != null ? arm.options().given().toString() : "", arm.label(), why);
     }
 
     /**
