@@ -70,17 +70,17 @@ public class KwikAdapterBenchmark {
 
         @Override
         public byte[] generatePacketBytes(Aead aead) {
-            throw new UnsupportedOperationException("never sent");
+            throw new IllegalStateException("the benchmark never serialises a packet");
         }
 
         @Override
         public void parse(ByteBuffer buffer, Aead aead, long largestPacketNumber, Logger log, int sourceConnectionIdLength) {
-            throw new UnsupportedOperationException("never parsed");
+            throw new IllegalStateException("the benchmark never parses a packet");
         }
 
         @Override
         public PacketProcessor.ProcessResult accept(PacketProcessor processor, PacketMetaData metaData) {
-            throw new UnsupportedOperationException("never processed");
+            throw new IllegalStateException("the benchmark never processes a packet");
         }
     }
 
