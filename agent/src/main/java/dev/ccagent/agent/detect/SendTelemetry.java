@@ -159,9 +159,13 @@ public final class SendTelemetry {
         }
     }
 
-    /** The window (not the pacer) refused. */
+    /**
+     * The window (not the pacer) refused. A pacer wait in progress ends here: from now on the
+     * sender waits for an ACK, and counting that time would report a pacing stall that is none.
+     */
     public void windowRefused() {
         refusals++;
+        blockedSince = 0;
     }
 
     /** No budget, yet a send time in the past: counted, and the caller waits {@link #PAST_TIME_MIN_WAIT_NANOS}. */
