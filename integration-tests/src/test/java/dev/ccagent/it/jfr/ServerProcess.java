@@ -74,7 +74,9 @@ final class ServerProcess implements AutoCloseable {
         List<String> cmd = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-javaagent:" + agentJar() + "=" + agentArgs,
+                // the stream-stall fix on every server: kwik's stream-send race (not what these tests
+                // are about) otherwise freezes the answer now and then
+                "-javaagent:" + agentJar() + "=" + agentArgs + ";fix.kwik-stream-stall=on",
                 "-cp", serverClassPath(),
                 JfrBulkServer.class.getName(), keystore(dir).toString(), portFile.toString(),
                 Long.toString(responseBytes)));
