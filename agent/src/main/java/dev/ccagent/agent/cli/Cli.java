@@ -82,7 +82,6 @@ public final class Cli implements Callable<Integer> {
     static final class ListCommand implements Callable<Integer> {
         @Override
         public Integer call() {
-            TargetJvm.requireAttachApi();
             String self = Long.toString(ProcessHandle.current().pid());
             out.printf("%-8s %-7s %-10s %s%n", "PID", "AGENT", "QUIC", "MAIN");
             for (VirtualMachineDescriptor d : VirtualMachine.list()) {

@@ -35,14 +35,7 @@ final class TargetJvm implements AutoCloseable {
         this.vm = vm;
     }
 
-    static void requireAttachApi() {
-        if (ModuleLayer.boot().findModule("jdk.attach").isEmpty()) {
-            throw new CliException(1, Cli.NO_ATTACH_MODULE);
-        }
-    }
-
     static TargetJvm attach(String pid) {
-        requireAttachApi();
         long number;
         try {
             number = Long.parseLong(pid);
