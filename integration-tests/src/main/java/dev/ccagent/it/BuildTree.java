@@ -4,6 +4,9 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * The build tree around {@code agent/target/ccagent.jar}: this module's classes and its run-time
@@ -81,5 +84,24 @@ public final class BuildTree {
         return itClasses + File.pathSeparator + ForkedJvm.filterClassPath(runtimeClassPath,
                 e -> e.contains(sep + "tech" + sep + "kwik" + sep) || e.contains(sep + "at" + sep + "favre" + sep)
                         || e.contains(sep + "io" + sep + "whitfin" + sep));
+    }
+
+    /**
+     * The class path of a forked {@code NettyBulkApp}: this module's classes and the Netty 4.2 QUIC
+     * jars the build copies to {@code integration-tests/target/netty-current} (with the native
+     * quiche library for linux-x86_64); no agent classes.
+     */
+    public String nettyAppClassPath() throws IOException {
+        Path dir = root.resolve("integration-tests/target/netty-current");
+        List<String> jars = new ArrayList<>();
+        if (Files.isDirectory(dir)) {
+            try (Stream<Path> s = Files.list(dir)) {
+                s.filter(f -> f.getFileName().toString().endsWith(".jar")).sorted().forEach(f -> jars.add(f.toString()));
+            }
+        }
+        if (jars.stream().noneMatch(j -> j.contains("netty-codec-native-quic"))) {
+            throw new IOException("no Netty QUIC jars in " + dir + ": " + HINT);
+        }
+        return itClasses + File.pathSeparator + String.join(File.pathSeparator, jars);
     }
 }

@@ -33,6 +33,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *      [--stall-seconds S (a transfer whose byte count does not move for S seconds is reported
  *       as {@code STALL conn=i at=<bytes>} and aborted)] [--stall-retries R (then retried on a new
  *       connection up to R times, each printing {@code RETRY ...})]
+ *      [--warmup-port P --warmup-bytes N (first one download of N bytes from port P, printed as
+ *       {@code WARMUP ...} instead of {@code RESULT}: JIT-compiles both ends before the measured
+ *       transfers; the benchmarks point it straight at the server, past the link emulator)]
  * </pre>
  * Downloads are compared byte for byte with the seeded stream; uploads by the server's SHA-256.
  * The client grants the server {@code --stream-window} per stream and ten times that per connection
@@ -54,6 +57,8 @@ public final class KwikBulkClient {
         int timeoutSeconds = 240;
         int stallSeconds = 0;
         int stallRetries = 0;
+        int warmupPort = -1;
+        long warmupBytes = 0;
         List<Integer> ports = new ArrayList<>();
         try {
             for (int i = 0; i < args.length; i++) {
@@ -73,11 +78,16 @@ public final class KwikBulkClient {
                     case "--timeout-seconds": timeoutSeconds = Integer.parseInt(args[++i]); break;
                     case "--stall-seconds": stallSeconds = Integer.parseInt(args[++i]); break;
                     case "--stall-retries": stallRetries = Integer.parseInt(args[++i]); break;
+                    case "--warmup-port": warmupPort = Integer.parseInt(args[++i]); break;
+                    case "--warmup-bytes": warmupBytes = Long.parseLong(args[++i]); break;
                     default: throw new IllegalArgumentException("unknown argument " + args[i]);
                 }
             }
             if (ports.isEmpty() || !(mode.equals("up") || mode.equals("down"))) {
                 throw new IllegalArgumentException("need --port and --mode up|down");
+            }
+            if ((warmupPort > 0) != (warmupBytes > 0)) {
+                throw new IllegalArgumentException("--warmup-port and --warmup-bytes go together");
             }
         } catch (RuntimeException e) {
             System.err.println("bad arguments: " + e.getMessage());
@@ -98,6 +108,11 @@ public final class KwikBulkClient {
         watchdog.setDaemon(true);
         watchdog.start();
 
+        if (warmupPort > 0 && !Boolean.TRUE.equals(transfer("WARMUP", -1, host, warmupPort, "down", warmupBytes,
+                seed - 1, streamWindow, stallSeconds, false))) {
+            System.out.println("SUMMARY warm-up failed");
+            System.exit(1);
+        }
         // with several ports (comma separated), connection i goes to ports[i % ports.size()]
         int total = connections;
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, parallel));
@@ -116,7 +131,7 @@ public final class KwikBulkClient {
             results.add(pool.submit(() -> {
                 Boolean good;
                 int attempt = 0;
-                while ((good = transfer(index, h, p, m, n, s, w, st, attempt < retries)) == null) {
+                while ((good = transfer("RESULT", index, h, p, m, n, s, w, st, attempt < retries)) == null) {
                     attempt++;
                     System.out.println("RETRY conn=" + index + " attempt=" + attempt + " (the previous attempt stalled)");
                     System.out.flush();
@@ -138,8 +153,8 @@ public final class KwikBulkClient {
     }
 
     /** True: intact; false: failed; null: stalled and {@code retryOnStall} (no RESULT line printed). */
-    static Boolean transfer(int index, String host, int port, String mode, long bytes, long seed, long streamWindow,
-                            int stallSeconds, boolean retryOnStall) {
+    static Boolean transfer(String label, int index, String host, int port, String mode, long bytes, long seed,
+                            long streamWindow, int stallSeconds, boolean retryOnStall) {
         long t0 = System.nanoTime();
         String odcid = "?";
         QuicClientConnection conn = null;
@@ -209,7 +224,7 @@ public final class KwikBulkClient {
                 }
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
-            System.out.printf("RESULT conn=%d odcid=%s mode=%s bytes=%d seconds=%.3f mbps=%.1f ok=%s%n",
+            System.out.printf("%s conn=%d odcid=%s mode=%s bytes=%d seconds=%.3f mbps=%.1f ok=%s%n", label,
                     index, odcid, mode, received, seconds, received * 8 / seconds / 1e6, good);
             System.out.flush();
             return good;
@@ -218,7 +233,7 @@ public final class KwikBulkClient {
                 return null;
             }
             String error = stalled.get() ? "stalled_at_" + progress.get() + "_bytes" : e.toString().replace(' ', '_');
-            System.out.println("RESULT conn=" + index + " odcid=" + odcid + " mode=" + mode + " ok=false error=" + error);
+            System.out.println(label + " conn=" + index + " odcid=" + odcid + " mode=" + mode + " ok=false error=" + error);
             System.out.flush();
             return false;
         } finally {

@@ -48,8 +48,12 @@ import java.util.zip.CRC32;
  * {@code io.netty.handler.codec.quic}; the tests compile a copy with the incubator's package name
  * (so it uses only what both have, e.g. {@code NioEventLoopGroup}).
  *
- * <p>Arguments (key=value): {@code keystore=PATH} (PKCS12, password "changeit"), {@code connections=N},
- * {@code bytes=N}, {@code app-cc=reno|cubic|bbr|none}, {@code link=RATE_BPS,DELAY_MS,BUFFER_BDP,LOSS}.
+ * <p>Arguments (key=value): {@code keystore=PATH}, {@code storepass=PASSWORD} (default "changeit"; also
+ * the key's password), {@code connections=N}, {@code bytes=N}, {@code app-cc=reno|cubic|bbr|none},
+ * {@code link=RATE_BPS,DELAY_MS,BUFFER_BDP,LOSS[,JITTER_MS[,BURSTY_MS]]} (DELAY_MS one way; loss and
+ * jitter on the data direction, ACKs served every BURSTY_MS when given, as the benchmarks' Wi-Fi-like
+ * link), {@code warmup=BYTES} (one transfer first through an unshaped emulator, printed as
+ * {@code WARMUP}: JIT-compiles Netty, the agent and the emulator before anything is measured).
  * Prints one {@code RESULT} line per transfer, {@code WRITES} (datagram write spacing at the socket),
  * {@code EMULATOR}, {@code CPU} and finally {@code DONE ok=true|false}.
  */
@@ -73,16 +77,18 @@ public final class NettyBulkApp {
         int connections = Integer.parseInt(a.getOrDefault("connections", "1"));
         long bytes = Long.parseLong(a.getOrDefault("bytes", "4194304"));
         String appCc = a.getOrDefault("app-cc", "none");
+        long warmup = Long.parseLong(a.getOrDefault("warmup", "0"));
+        char[] pass = a.getOrDefault("storepass", "changeit").toCharArray();
         long wall0 = System.nanoTime();
         long cpu0 = cpuNanos();
 
         KeyStore ks = KeyStore.getInstance("PKCS12");
         try (InputStream in = Files.newInputStream(Path.of(a.get("keystore")))) {
-            ks.load(in, "changeit".toCharArray());
+            ks.load(in, pass);
         }
         KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(ks, "changeit".toCharArray());
-        QuicSslContext serverSsl = QuicSslContextBuilder.forServer(kmf, "changeit").applicationProtocols("bulk").build();
+        kmf.init(ks, pass);
+        QuicSslContext serverSsl = QuicSslContextBuilder.forServer(kmf, new String(pass)).applicationProtocols("bulk").build();
         QuicSslContext clientSsl = QuicSslContextBuilder.forClient()
                 .trustManager(InsecureTrustManagerFactory.INSTANCE).applicationProtocols("bulk").build();
 
@@ -111,16 +117,23 @@ public final class NettyBulkApp {
                     .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
             // closest to the socket (after the agent's pacer, if any): when datagrams really leave
             server.pipeline().addFirst("write-recorder", recorder);
-            InetSocketAddress target = (InetSocketAddress) server.localAddress();
+            InetSocketAddress serverAddress = (InetSocketAddress) server.localAddress();
+            InetSocketAddress target = serverAddress;
             if (a.containsKey("link")) {
                 String[] l = a.get("link").split(",");
                 long rate = Long.parseLong(l[0]);
                 long delay = Long.parseLong(l[1]) * 1_000_000L;
                 double bdp = Double.parseDouble(l[2]);
                 double loss = Double.parseDouble(l[3]);
-                LinkProfile down = LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, 2 * delay).loss(loss).build();
-                LinkProfile up = LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, 2 * delay).build();
-                emulator = LinkEmulator.start(target, up, down, 7);
+                LinkProfile.Builder down = LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, 2 * delay).loss(loss);
+                LinkProfile.Builder up = LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, 2 * delay);
+                if (l.length > 4 && Long.parseLong(l[4]) > 0) {
+                    down.jitter(Long.parseLong(l[4]) * 1_000_000L);
+                }
+                if (l.length > 5 && Long.parseLong(l[5]) > 0) {
+                    up.bursty(Long.parseLong(l[5]) * 1_000_000L);
+                }
+                emulator = LinkEmulator.start(target, up.build(), down.build(), 7);
                 target = emulator.address();
             }
             client = new Bootstrap().group(group).channel(NioDatagramChannel.class)
@@ -132,9 +145,15 @@ public final class NettyBulkApp {
                             .initialMaxStreamsBidirectional(16)
                             .maxSendUdpPayloadSize(1350).maxRecvUdpPayloadSize(1350).build())
                     .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+            if (warmup > 0) {
+                try (LinkEmulator unshaped = LinkEmulator.start(serverAddress, LinkProfile.transparent(),
+                        LinkProfile.transparent(), 1)) {
+                    ok &= transfer("WARMUP", -1, client, unshaped.address(), warmup, expectedCrc(warmup));
+                }
+            }
             long expected = expectedCrc(bytes);
             for (int i = 0; i < connections; i++) {
-                ok &= transfer(i, client, target, bytes, expected);
+                ok &= transfer("RESULT", i, client, target, bytes, expected);
             }
         } catch (Throwable t) {
             ok = false;
@@ -161,20 +180,22 @@ public final class NettyBulkApp {
         System.exit(ok ? 0 : 1);
     }
 
-    private static boolean transfer(int i, Channel client, InetSocketAddress target, long bytes, long expected)
-            throws Exception {
+    private static boolean transfer(String label, int i, Channel client, InetSocketAddress target, long bytes,
+                                    long expected) throws Exception {
         QuicChannel qc = QuicChannel.newBootstrap(client).handler(new ChannelInboundHandlerAdapter())
                 .remoteAddress(target).connect().get(10, TimeUnit.SECONDS);
         try {
             CompletableFuture<long[]> done = new CompletableFuture<>();
+            long cpu0 = cpuNanos();
             long t0 = System.nanoTime();
             QuicStreamChannel st = qc.createStream(QuicStreamType.BIDIRECTIONAL, new Receiver(done)).sync().getNow();
             st.writeAndFlush(Unpooled.copyLong(bytes)).sync();
             long[] r = done.get(90, TimeUnit.SECONDS);
             double secs = (System.nanoTime() - t0) / 1e9;
             boolean ok = r[0] == bytes && r[1] == expected;
-            System.out.printf(Locale.ROOT, "RESULT conn=%d bytes=%d crcOk=%b seconds=%.3f mbps=%.2f%n", i, r[0],
-                    r[1] == expected, secs, r[0] * 8 / secs / 1e6);
+            long cpuMs = (cpuNanos() - cpu0) / 1_000_000; // the whole process: server, client and emulator
+            System.out.printf(Locale.ROOT, "%s conn=%d bytes=%d crcOk=%b seconds=%.3f mbps=%.2f cpuMs=%d%n", label, i,
+                    r[0], r[1] == expected, secs, r[0] * 8 / secs / 1e6, cpuMs);
             return ok;
         } finally {
             qc.close().sync();
