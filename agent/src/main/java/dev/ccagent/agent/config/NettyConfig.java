@@ -43,7 +43,8 @@ public final class NettyConfig {
         k.put("netty.initial-cwnd", "initial congestion window of Netty connections, packets");
         k.put("netty.hystart", "on|off: quiche's HyStart++ on Netty connections");
         k.put("netty.pacing", "on|off: send Netty datagrams at quiche's send time (default off)");
-        k.put("netty.pacing.max-burst", "bytes one pacing wake-up may send ahead of their time (default 16KiB)");
+        k.put("netty.pacing.max-burst",
+                "bytes one pacing wake-up may send ahead of their time (default 16KiB; at least 1 ms at quiche's rate)");
         k.put("netty.stats.period", "period of per-connection path stats, e.g. 1s, or off (default 1s)");
         KEYS = java.util.Collections.unmodifiableMap(k);
     }

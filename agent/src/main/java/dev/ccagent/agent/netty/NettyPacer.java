@@ -31,7 +31,8 @@ import java.util.concurrent.TimeUnit;
  *       such as Netty's close barrier, queue behind as "due now").</li>
  *   <li>One timer per pacer (the event loop's {@code schedule}), armed for the earliest head: each
  *       wake-up sends what is due, plus up to {@code maxBurst} bytes due within the next
- *       millisecond (the timer's granularity), then flushes and re-arms. No sleeping, no spinning.</li>
+ *       millisecond (the timer's granularity; at least what quiche's pacing rate sends in that
+ *       millisecond), then flushes and re-arms. No sleeping, no spinning.</li>
  *   <li>Write promises complete only when the datagram is really written, so Netty's send loop
  *       (which waits for the write of the last datagram of a send quantum) is held back too.</li>
  * </ul>
@@ -181,10 +182,11 @@ final class NettyPacer extends ChannelDuplexHandler {
             for (int i = 0; i < active.size(); ) {
                 Fifo q = active.get(i);
                 int early = 0;
+                long budget = q.earlyBudget(maxBurst);
                 while (q.size > 0) {
                     long at = q.headAt();
                     long lead = at - now;
-                    if (lead > 0 && (lead > EARLY_NANOS || early + q.headBytes() > maxBurst)) {
+                    if (lead > 0 && (lead > EARLY_NANOS || early + q.headBytes() > budget)) {
                         break;
                     }
                     if (lead > 0) {
@@ -303,6 +305,10 @@ final class NettyPacer extends ChannelDuplexHandler {
         int head;
         int size;
         boolean inActive;
+        /** quiche's pacing rate as its send times show it: bytes per nanosecond (EWMA), 0 until known. */
+        double bytesPerNano;
+        private long lastAt = Long.MIN_VALUE;
+        private long bytesAtLastAt;
 
         Fifo(Object destination) {
             this.destination = destination;
@@ -321,6 +327,34 @@ final class NettyPacer extends ChannelDuplexHandler {
             bytes[i] = len;
             held[i] = heldCounter;
             size++;
+            observeRate(ats[i], len);
+        }
+
+        /**
+         * Follows the rate quiche paces at from the spacing of its send times: the bytes due at one
+         * time divided by the gap to the next later time (gaps over 50 ms are idle time, not pacing).
+         */
+        private void observeRate(long at, int len) {
+            if (at == lastAt) {
+                bytesAtLastAt += len;
+                return;
+            }
+            long gap = at - lastAt;
+            if (lastAt != Long.MIN_VALUE && gap > 0 && gap < 50_000_000L) {
+                double sample = (double) bytesAtLastAt / gap;
+                bytesPerNano = bytesPerNano == 0 ? sample : 0.875 * bytesPerNano + 0.125 * sample;
+            }
+            lastAt = at;
+            bytesAtLastAt = len;
+        }
+
+        /**
+         * Bytes one wake-up may send ahead of their time: the configured burst, or what quiche's rate
+         * sends in the timer's granularity when that is more. A NIO event loop's timer wakes a
+         * millisecond late; at hundreds of Mbit/s a fixed 16 KiB would idle the socket between wake-ups.
+         */
+        long earlyBudget(int maxBurst) {
+            return Math.max(maxBurst, (long) (bytesPerNano * EARLY_NANOS));
         }
 
         long headAt() {

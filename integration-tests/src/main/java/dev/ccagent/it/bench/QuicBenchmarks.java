@@ -2,6 +2,7 @@ package dev.ccagent.it.bench;
 
 import dev.ccagent.agent.report.RecordingReport;
 import dev.ccagent.it.BuildTree;
+import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
 import dev.ccagent.it.kwik.SelfSignedKeyStore;
 import org.jfree.chart.ChartFactory;
@@ -18,6 +19,7 @@ import org.jfree.data.xy.XYSeriesCollection;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,7 +47,8 @@ import java.util.stream.Collectors;
  *       (server, client and emulator in one JVM) with the agent choosing quiche's algorithm and,
  *       for the paced configuration, pacing; a warm-up transfer first, path stats every 100 ms.</li>
  * </ul>
- * Before the matrix, one transfer through an unshaped emulator JIT-compiles this JVM's emulator:
+ * Warm-ups go through a fast emulated link (100 Mbit/s, 10 ms) that still shapes, so that the
+ * pacers are compiled too; before the matrix, one such transfer JIT-compiles this JVM's emulator:
  * cold JVMs on a 2-core machine spend most of a short transfer compiling, which delays the
  * sender's wake-ups and made BBR leave STARTUP at a fraction of the link rate. Then agent overhead
  * on plain loopback (no agent / cc=stock / cc=stock with jfr=). Appends a section to BENCHMARKS.md
@@ -150,6 +153,14 @@ public final class QuicBenchmarks {
                     "quiche BBR with the agent's pacing of quiche's send times"));
 
     static final long KWIK_WARMUP_BYTES = 20_000_000;
+
+    /**
+     * The warm-ups' link, 100 Mbit/s and 10 ms RTT with 2 BDP of buffer (the same as NettyBulkApp's):
+     * fast, but shaped, so that the pacers and the emulator's timing queue are compiled too.
+     */
+    static LinkProfile warmupLink() {
+        return LinkProfile.builder().rate(100_000_000).delay(5_000_000).bufferBdp(2, 10_000_000).build();
+    }
     static final long NETTY_WARMUP_BYTES = 20_000_000;
     static final long EMULATOR_WARMUP_BYTES = 30_000_000;
 
@@ -171,15 +182,18 @@ public final class QuicBenchmarks {
         RecordingReport report;
     }
 
+    /** The emulator's data direction over all repetitions of one configuration in one scenario. */
     static final class Link {
         long drops;
-        long dataPackets;
+        /** Bytes the emulator delivered to the client: headers, retransmissions and the handshake included. */
+        long wireBytes;
     }
 
     int reps = 3;
     int slowReps = 2;
     int overheadReps = 10;
     boolean overhead = true;
+    boolean matrix = true;
     List<String> scenarioNames = new ArrayList<>();
     List<Config> configs = new ArrayList<>(CONFIGS);
     Path outDir = Path.of("docs/bench");
@@ -195,6 +209,7 @@ public final class QuicBenchmarks {
                 case "--slow-reps": b.slowReps = Integer.parseInt(args[++i]); break;
                 case "--overhead-reps": b.overheadReps = Integer.parseInt(args[++i]); break;
                 case "--no-overhead": b.overhead = false; break;
+                case "--overhead-only": b.matrix = false; break;
                 case "--scenarios": b.scenarioNames = Arrays.asList(args[++i].split(",")); break;
                 case "--configs": b.configs = selectConfigs(args[++i]); break;
                 case "--out": b.outDir = Path.of(args[++i]); break;
@@ -248,6 +263,16 @@ public final class QuicBenchmarks {
         progress("work directory " + work + "; load " + load());
         Path keyStore = work.resolve("server.p12");
         SelfSignedKeyStore.generate(keyStore);
+        if (!matrix) {
+            String md = "\n## Agent overhead (" + LocalDateTime.now().withNano(0) + ")\n\nCommand:\n\n```bash\n"
+                    + "java -cp integration-tests/target/classes:$(cat integration-tests/target/classpath.txt):agent/target/ccagent.jar \\\n"
+                    + "     dev.ccagent.it.bench.QuicBenchmarks " + argLine + "\n```\n\n" + machineNotes()
+                    + overhead(tree, work, keyStore);
+            Files.writeString(markdown, md, StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE,
+                    java.nio.file.StandardOpenOption.APPEND);
+            System.out.println(md);
+            return 0;
+        }
         String storePass = new String(SelfSignedKeyStore.PASSWORD);
         Path jfc = work.resolve("bench.jfc");
         try (InputStream in = QuicBenchmarks.class.getClassLoader().getResourceAsStream("dev/ccagent/jfr/ccagent.jfc")) {
@@ -291,7 +316,7 @@ public final class QuicBenchmarks {
                 // JIT-compiles this JVM's link emulator (every scenario's kwik transfers pass through it)
                 Map.Entry<String, KwikRun> firstEntry = servers.entrySet().iterator().next();
                 KwikRun first = firstEntry.getValue();
-                KwikRun.Outcome w = first.run(tree, LinkProfile.transparent(), LinkProfile.transparent(), 3,
+                KwikRun.Outcome w = first.run(tree, warmupLink(), warmupLink(), 3,
                         EMULATOR_WARMUP_BYTES, 1, 1, Duration.ofSeconds(300), List.of());
                 progress("emulator warm-up: " + w.transfers.stream().map(t -> t.mbps + " Mbit/s").collect(Collectors.toList()));
                 servedCpu(first, servedCursor, firstEntry.getKey(), 0);
@@ -383,12 +408,17 @@ public final class QuicBenchmarks {
     List<Row> kwikScenario(BuildTree tree, Scenario sc, Config c, int n, KwikRun server, Map<String, Integer> cursor,
                            Map<String, Link> links) throws IOException, InterruptedException {
         int serverPort = server.awaitPort(Duration.ofSeconds(10));
-        KwikRun.Outcome o = server.run(tree, sc.profile(false), sc.profile(true), 7, sc.bytes, n, 1,
-                Duration.ofSeconds(900), List.of("--warmup-port", Integer.toString(serverPort),
-                        "--warmup-bytes", Long.toString(KWIK_WARMUP_BYTES)));
+        KwikRun.Outcome o;
+        try (LinkEmulator fast = LinkEmulator.start(new InetSocketAddress("127.0.0.1", serverPort), warmupLink(),
+                warmupLink(), 1)) {
+            o = server.run(tree, sc.profile(false), sc.profile(true), 7, sc.bytes, n, 1, Duration.ofSeconds(900),
+                    List.of("--warmup-port", Integer.toString(fast.port()), "--warmup-bytes",
+                            Long.toString(KWIK_WARMUP_BYTES)));
+        }
         List<Double> cpu = servedCpu(server, cursor, c.name, o.transfers.size());
         Link l = new Link();
         l.drops = o.down.getOrDefault("droppedRandom", 0L) + o.down.getOrDefault("droppedQueue", 0L);
+        l.wireBytes = o.down.getOrDefault("bytesOut", 0L);
         links.put(sc.name + "/" + c.name, l);
         List<Row> out = new ArrayList<>();
         int rep = 0;
@@ -424,6 +454,7 @@ public final class QuicBenchmarks {
         jfrs.put(c.name + "@" + sc.name, jfr);
         Link l = new Link();
         l.drops = o.down.getOrDefault("droppedRandom", 0L) + o.down.getOrDefault("droppedQueue", 0L);
+        l.wireBytes = o.down.getOrDefault("bytesOut", 0L);
         links.put(sc.name + "/" + c.name, l);
         List<Row> out = new ArrayList<>();
         for (NettyRun.Transfer t : o.transfers) {
@@ -498,9 +529,9 @@ public final class QuicBenchmarks {
         sb.append("### ").append(sc.name).append(": ").append(sc.description).append("\n\n");
         sb.append(sc.bytes / 1_000_000.0).append(" MB per download; load average during the scenario: ").append(load)
                 .append("\n\n");
-        sb.append("| config | n | goodput Mbit/s (spread) | time s | utilisation | RTT p50 / p95 ms | lost (JFR) | drops "
-                + "| CPU s/MB | vs stock of its stack |\n");
-        sb.append("|---|---|---|---|---|---|---|---|---|---|\n");
+        sb.append("| config | n | goodput Mbit/s (spread) | time s | utilisation | link busy | RTT p50 / p95 ms | lost (JFR) "
+                + "| drops | CPU s/MB | vs stock of its stack |\n");
+        sb.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Config c : configs) {
             List<Row> rs = select(rows, sc.name, c.name);
             if (rs.isEmpty()) {
@@ -513,12 +544,15 @@ public final class QuicBenchmarks {
             long failed = rs.stream().filter(r -> !r.ok).count();
             Link l = links.get(sc.name + "/" + c.name);
             double cpu = median(of(rs, r -> r.ok && r.cpuSeconds > 0 ? r.cpuSeconds / (r.bytes / 1e6) : Double.NaN));
-            sb.append(String.format(Locale.ROOT, "| %s | %d%s | %.2f (%.2f–%.2f) | %.2f | %s | %s | %s | %s | %s | %s |\n",
+            double allSeconds = rs.stream().filter(r -> r.ok).mapToDouble(r -> r.seconds).sum();
+            String busy = sc.rate > 0 && l != null && l.wireBytes > 0 && allSeconds > 0
+                    ? String.format(Locale.ROOT, "%.0f%%", 100 * l.wireBytes * 8 / (sc.rate * allSeconds)) : "-";
+            sb.append(String.format(Locale.ROOT, "| %s | %d%s | %.2f (%.2f–%.2f) | %.2f | %s | %s | %s | %s | %s | %s | %s |\n",
                     c.name, rs.size(), failed > 0 ? " (" + failed + " failed)" : "", med,
                     g.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN),
                     g.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN),
                     median(of(rs, r -> r.ok ? r.seconds : Double.NaN)),
-                    sc.rate > 0 ? String.format(Locale.ROOT, "%.0f%%", 100 * med * 1e6 / sc.rate) : "-",
+                    sc.rate > 0 ? String.format(Locale.ROOT, "%.0f%%", 100 * med * 1e6 / sc.rate) : "-", busy,
                     Double.isNaN(median(of(rs, r -> r.rttP50))) ? "-" : String.format(Locale.ROOT, "%.0f / %.0f",
                             median(of(rs, r -> r.rttP50)), median(of(rs, r -> r.rttP95))),
                     Double.isNaN(median(of(rs, r -> r.lostJfr))) ? "-" : String.format(Locale.ROOT, "%.0f",
@@ -642,16 +676,17 @@ public final class QuicBenchmarks {
         return "kwik 0.10.9: one server JVM per configuration (`kwik/stock` = kwik's own NewReno with `cc=stock`; the "
                 + "others our algorithm injected with `cc=NAME`; every server runs `fix.kwik-stream-stall=on` and records "
                 + "ccagent's JFR events with CongestionState every 100 ms), started once for the whole matrix; per scenario "
-                + "and configuration one client JVM that first downloads " + KWIK_WARMUP_BYTES / 1_000_000 + " MB straight "
-                + "from the server (warm-up, not counted), then the repetitions one after the other through a fresh link "
+                + "and configuration one client JVM that first downloads " + KWIK_WARMUP_BYTES / 1_000_000 + " MB through a "
+                + "fast emulated link (100 Mbit/s, 10 ms; warm-up, not counted), then the repetitions one after the other through a fresh link "
                 + "emulator (loss and jitter on the data direction only). Netty 4.2.17 QUIC (quiche): per scenario and "
                 + "configuration one JVM with server, client and emulator, the agent choosing quiche's algorithm "
                 + "(`netty.cc=`, `netty/cubic` = quiche's default, untouched) and for `netty/bbr+pacing` pacing datagrams at "
                 + "quiche's send times (`netty.pacing=on`); path stats every 100 ms into the same JFR event; a "
-                + NETTY_WARMUP_BYTES / 1_000_000 + " MB warm-up through an unshaped emulator first. Before anything, one "
-                + EMULATOR_WARMUP_BYTES / 1_000_000 + " MB transfer through an unshaped emulator warms this JVM's emulator.\n\n"
+                + NETTY_WARMUP_BYTES / 1_000_000 + " MB warm-up through the same fast link first. Before anything, one "
+                + EMULATOR_WARMUP_BYTES / 1_000_000 + " MB transfer through it warms this JVM's emulator.\n\n"
                 + "Goodput = bytes / client-measured time from the request to the last byte (the handshake is before it). "
-                + "Utilisation = goodput / link rate. RTT = smoothed RTT of the connection's CongestionState samples (kwik's "
+                + "Utilisation = goodput / link rate. Link busy = what the emulator delivered to the client (QUIC and UDP "
+                + "headers, retransmissions and the handshake included) / (link rate × the transfers' time). RTT = smoothed RTT of the connection's CongestionState samples (kwik's "
                 + "stock controller exposes none; for Netty it is quiche's). Lost = packets the controller declared lost "
                 + "(our controllers on kwik, quiche on Netty; JFR); drops = what the emulator dropped in the data direction "
                 + "(random + queue), all repetitions. CPU s/MB: kwik = the server process during the transfer; † Netty = "
@@ -662,7 +697,7 @@ public final class QuicBenchmarks {
 
     /** Agent overhead on plain loopback: no agent, cc=stock (detection on), cc=stock with jfr=. */
     String overhead(BuildTree tree, Path work, Path keyStore) throws Exception {
-        long bytes = 10_000_000;
+        long bytes = 30_000_000;
         String[][] variants = {
             {"no agent", null},
             {"agent, cc=stock (detection on)", "cc=stock;fix.kwik-stream-stall=on"},
@@ -690,9 +725,12 @@ public final class QuicBenchmarks {
                 for (String[] v : variants) {
                     KwikRun s = servers.get(v[0]);
                     // the server without the agent has no stall fix: a frozen transfer is retried (and not counted)
+                    // the client JVM warms up first (its JIT would otherwise bound what it can receive)
                     KwikRun.Outcome o = s.run(tree, null, null, 11 + rep, bytes, 1, 1, Duration.ofSeconds(300),
-                            List.of("--stall-seconds", "5", "--stall-retries", "6"));
-                    List<Double> c = servedCpu(s, cursor, v[0], Integer.MAX_VALUE);
+                            List.of("--stall-seconds", "5", "--stall-retries", "6", "--warmup-port",
+                                    Integer.toString(s.awaitPort(Duration.ofSeconds(10))), "--warmup-bytes",
+                                    Long.toString(KWIK_WARMUP_BYTES)));
+                    List<Double> c = servedCpu(s, cursor, v[0], 1);
                     for (String line : o.clientOutput.split("\n")) {
                         if (line.startsWith("STALL ")) {
                             stalls.merge(v[0], 1, Integer::sum);
@@ -719,8 +757,9 @@ public final class QuicBenchmarks {
         }
         StringBuilder sb = new StringBuilder();
         sb.append("\n### Agent overhead on plain loopback\n\n");
-        sb.append(overheadReps).append(" × 10 MB download per variant, variants interleaved, each on its own server JVM; "
-                + "load average ").append(before).append(" → ").append(load()).append(".\n\n");
+        sb.append(overheadReps).append(" × " + bytes / 1_000_000 + " MB download per variant (each client JVM first downloads ")
+                .append(KWIK_WARMUP_BYTES / 1_000_000).append(" MB, not counted), variants interleaved, each on its own "
+                + "server JVM; load average ").append(before).append(" → ").append(load()).append(".\n\n");
         sb.append("Without the agent kwik has no stall fix: a download that froze for 5 s (kwik's stream-stall bug, see the "
                 + "README) was aborted and retried on a new connection, up to 6 times; frozen attempts are not counted. "
                 + "Stalled attempts in this run: ").append(stalls).append(".\n\n");

@@ -108,10 +108,18 @@ public final class KwikBulkClient {
         watchdog.setDaemon(true);
         watchdog.start();
 
-        if (warmupPort > 0 && !Boolean.TRUE.equals(transfer("WARMUP", -1, host, warmupPort, "down", warmupBytes,
-                seed - 1, streamWindow, stallSeconds, false))) {
-            System.out.println("SUMMARY warm-up failed");
-            System.exit(1);
+        if (warmupPort > 0) {
+            Boolean warm;
+            int attempt = 0;
+            while ((warm = transfer("WARMUP", -1, host, warmupPort, "down", warmupBytes, seed - 1, streamWindow,
+                    stallSeconds, attempt < stallRetries)) == null) {
+                attempt++;
+                System.out.println("RETRY conn=-1 attempt=" + attempt + " (the warm-up stalled)");
+            }
+            if (!warm) {
+                System.out.println("SUMMARY warm-up failed");
+                System.exit(1);
+            }
         }
         // with several ports (comma separated), connection i goes to ports[i % ports.size()]
         int total = connections;
