@@ -90,6 +90,11 @@ public final class QuicBenchmarks {
             this.slow = slow;
         }
 
+        Scenario withBytes(long n) {
+            return new Scenario(name, description, rate, rttNanos / 1_000_000, loss, bufferBdp, jitterNanos / 1_000_000,
+                    burstyNanos / 1_000_000, n, slow);
+        }
+
         LinkProfile profile(boolean data) {
             if (rate == 0) {
                 return null;
@@ -111,6 +116,7 @@ public final class QuicBenchmarks {
     static final List<Scenario> SCENARIOS = List.of(
             new Scenario("clean", "20 Mbit/s, 40 ms, 1 BDP", 20_000_000, 40, 0, 1, 0, 0, 10_000_000, false),
             new Scenario("loss1", "20 Mbit/s, 50 ms, 1% loss, 1 BDP", 20_000_000, 50, 0.01, 1, 0, 0, 5_000_000, false),
+            new Scenario("loss1-50", "50 Mbit/s, 50 ms, 1% loss, 1 BDP", 50_000_000, 50, 0.01, 1, 0, 0, 6_000_000, true),
             new Scenario("loss2", "20 Mbit/s, 50 ms, 2% loss, 1 BDP", 20_000_000, 50, 0.02, 1, 0, 0, 4_000_000, true),
             new Scenario("wifi", "20 Mbit/s, 40 ms, 0-8 ms jitter (data), ACKs served every 10 ms (aggregated), 1 BDP",
                     20_000_000, 40, 0, 1, 8, 10, 6_000_000, true),
@@ -153,6 +159,8 @@ public final class QuicBenchmarks {
                     "quiche BBR with the agent's pacing of quiche's send times"));
 
     static final long KWIK_WARMUP_BYTES = 20_000_000;
+    /** RTT samples from this long after a connection's first one count as steady state. */
+    static final long STEADY_AFTER_MILLIS = 1500;
 
     /**
      * The warm-ups' link, 100 Mbit/s and 10 ms RTT with 2 BDP of buffer (the same as NettyBulkApp's):
@@ -166,20 +174,27 @@ public final class QuicBenchmarks {
 
     /** One transfer's row. */
     static final class Row {
-        String scenario;
-        String config;
-        int rep;
+        final String scenario;
+        final String config;
+        final int rep;
         long bytes;
         double seconds;
         double mbps;
         boolean ok;
         double rttP50 = Double.NaN;
         double rttP95 = Double.NaN;
+        double rttP95Steady = Double.NaN;
         long lostJfr = -1;
         double cpuSeconds = -1;
         String odcid;
         /** The recording this transfer's samples are in (kwik: its server's; Netty: its run's). */
         RecordingReport report;
+
+        Row(String scenario, String config, int rep) {
+            this.scenario = scenario;
+            this.config = config;
+            this.rep = rep;
+        }
     }
 
     /** The emulator's data direction over all repetitions of one configuration in one scenario. */
@@ -187,6 +202,14 @@ public final class QuicBenchmarks {
         long drops;
         /** Bytes the emulator delivered to the client: headers, retransmissions and the handshake included. */
         long wireBytes;
+
+        /** From the emulator's server → client counters. */
+        static Link of(Map<String, Long> down) {
+            Link l = new Link();
+            l.drops = down.getOrDefault("droppedRandom", 0L) + down.getOrDefault("droppedQueue", 0L);
+            l.wireBytes = down.getOrDefault("bytesOut", 0L);
+            return l;
+        }
     }
 
     int reps = 3;
@@ -194,6 +217,13 @@ public final class QuicBenchmarks {
     int overheadReps = 10;
     boolean overhead = true;
     boolean matrix = true;
+    /** When positive, every selected scenario downloads this many bytes instead of its own size. */
+    long bytesOverride;
+    /**
+     * Per overhead download. kwik without the agent has no stall fix, and the faster a warm JVM
+     * downloads, the more often kwik's race freezes a transfer: 30 MB stalled on almost every attempt.
+     */
+    long overheadBytes = 10_000_000;
     List<String> scenarioNames = new ArrayList<>();
     List<Config> configs = new ArrayList<>(CONFIGS);
     Path outDir = Path.of("docs/bench");
@@ -210,6 +240,8 @@ public final class QuicBenchmarks {
                 case "--overhead-reps": b.overheadReps = Integer.parseInt(args[++i]); break;
                 case "--no-overhead": b.overhead = false; break;
                 case "--overhead-only": b.matrix = false; break;
+                case "--bytes": b.bytesOverride = Long.parseLong(args[++i]); break;
+                case "--overhead-bytes": b.overheadBytes = Long.parseLong(args[++i]); break;
                 case "--scenarios": b.scenarioNames = Arrays.asList(args[++i].split(",")); break;
                 case "--configs": b.configs = selectConfigs(args[++i]); break;
                 case "--out": b.outDir = Path.of(args[++i]); break;
@@ -287,7 +319,7 @@ public final class QuicBenchmarks {
         List<Scenario> scenarios = new ArrayList<>();
         for (Scenario s : SCENARIOS) {
             if (scenarioNames.isEmpty() || scenarioNames.contains(s.name)) {
-                scenarios.add(s);
+                scenarios.add(bytesOverride > 0 ? s.withBytes(bytesOverride) : s);
             }
         }
         List<Row> rows = new ArrayList<>();
@@ -360,8 +392,17 @@ public final class QuicBenchmarks {
                 if (c.id.equals(r.odcid)) {
                     long[] rtt = c.samples().stream().mapToLong(s -> s.smoothedRttNanos).filter(v -> v > 0).sorted().toArray();
                     if (rtt.length > 0) {
-                        r.rttP50 = rtt[(int) Math.min(rtt.length - 1, Math.round(0.50 * (rtt.length - 1)))] / 1e6;
-                        r.rttP95 = rtt[(int) Math.min(rtt.length - 1, Math.round(0.95 * (rtt.length - 1)))] / 1e6;
+                        r.rttP50 = percentile(rtt, 0.50);
+                        r.rttP95 = percentile(rtt, 0.95);
+                    }
+                    if (!c.samples().isEmpty()) {
+                        // the same without start-up (STARTUP and DRAIN, slow start): samples from 1.5 s on
+                        java.time.Instant from = c.samples().get(0).time.plusMillis(STEADY_AFTER_MILLIS);
+                        long[] steady = c.samples().stream().filter(s -> !s.time.isBefore(from))
+                                .mapToLong(s -> s.smoothedRttNanos).filter(v -> v > 0).sorted().toArray();
+                        if (steady.length >= 5) {
+                            r.rttP95Steady = percentile(steady, 0.95);
+                        }
                     }
                     if (!c.samples().isEmpty() && !r.config.equals("kwik/stock")) {
                         r.lostJfr = c.samples().get(c.samples().size() - 1).packetsLost;
@@ -379,6 +420,12 @@ public final class QuicBenchmarks {
                 .append("     dev.ccagent.it.bench.QuicBenchmarks ").append(argLine).append("\n```\n\n");
         md.append(machineNotes()).append("\n");
         md.append(method()).append("\n");
+        md.append("Configurations:\n\n");
+        for (Config c : configs) {
+            md.append("- `").append(c.name).append("`: ").append(c.description).append(" (agent: `").append(c.agentArgs)
+                    .append("`)\n");
+        }
+        md.append("\n");
         for (Scenario sc : scenarios) {
             md.append(table(sc, rows, links, scenarioLoad.get(sc.name)));
         }
@@ -416,17 +463,11 @@ public final class QuicBenchmarks {
                             Long.toString(KWIK_WARMUP_BYTES)));
         }
         List<Double> cpu = servedCpu(server, cursor, c.name, o.transfers.size());
-        Link l = new Link();
-        l.drops = o.down.getOrDefault("droppedRandom", 0L) + o.down.getOrDefault("droppedQueue", 0L);
-        l.wireBytes = o.down.getOrDefault("bytesOut", 0L);
-        links.put(sc.name + "/" + c.name, l);
+        links.put(sc.name + "/" + c.name, Link.of(o.down));
         List<Row> out = new ArrayList<>();
         int rep = 0;
         for (KwikRun.Transfer t : o.transfers) {
-            Row r = new Row();
-            r.scenario = sc.name;
-            r.config = c.name;
-            r.rep = rep;
+            Row r = new Row(sc.name, c.name, rep);
             r.bytes = t.bytes;
             r.seconds = t.seconds;
             r.mbps = t.mbps;
@@ -452,16 +493,10 @@ public final class QuicBenchmarks {
                 c.agentArgs + ";netty.stats.period=100ms", jfc, jfr, link, sc.bytes, n, NETTY_WARMUP_BYTES,
                 Duration.ofSeconds(900));
         jfrs.put(c.name + "@" + sc.name, jfr);
-        Link l = new Link();
-        l.drops = o.down.getOrDefault("droppedRandom", 0L) + o.down.getOrDefault("droppedQueue", 0L);
-        l.wireBytes = o.down.getOrDefault("bytesOut", 0L);
-        links.put(sc.name + "/" + c.name, l);
+        links.put(sc.name + "/" + c.name, Link.of(o.down));
         List<Row> out = new ArrayList<>();
         for (NettyRun.Transfer t : o.transfers) {
-            Row r = new Row();
-            r.scenario = sc.name;
-            r.config = c.name;
-            r.rep = t.index;
+            Row r = new Row(sc.name, c.name, t.index);
             r.bytes = t.bytes;
             r.seconds = t.seconds;
             r.mbps = t.mbps;
@@ -474,12 +509,7 @@ public final class QuicBenchmarks {
             progress("  " + c.name + ": " + o.transfers.size() + " of " + n + " transfers reported (exit " + o.exit + ")"
                     + o.stdout.lines().filter(x -> x.startsWith("FAILED")).findFirst().map(x -> ": " + x).orElse(""));
             for (int i = o.transfers.size(); i < n; i++) {
-                Row r = new Row();
-                r.scenario = sc.name;
-                r.config = c.name;
-                r.rep = i;
-                r.ok = false;
-                out.add(r);
+                out.add(new Row(sc.name, c.name, i)); // not ok
             }
         }
         return out;
@@ -501,6 +531,11 @@ public final class QuicBenchmarks {
         cursor.put(key, all.size());
         List<Double> fresh = new ArrayList<>(all.subList(Math.min(from, all.size()), all.size()));
         return new ArrayList<>(fresh.subList(Math.max(0, fresh.size() - count), fresh.size()));
+    }
+
+    /** The {@code q} quantile of sorted nanosecond values, in milliseconds. */
+    static double percentile(long[] sorted, double q) {
+        return sorted[(int) Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))] / 1e6;
     }
 
     static double median(List<Double> v) {
@@ -529,7 +564,7 @@ public final class QuicBenchmarks {
         sb.append("### ").append(sc.name).append(": ").append(sc.description).append("\n\n");
         sb.append(sc.bytes / 1_000_000.0).append(" MB per download; load average during the scenario: ").append(load)
                 .append("\n\n");
-        sb.append("| config | n | goodput Mbit/s (spread) | time s | utilisation | link busy | RTT p50 / p95 ms | lost (JFR) "
+        sb.append("| config | n | goodput Mbit/s (spread) | time s | utilisation | link busy | RTT p50 / p95 (p95 after 1.5 s) ms | lost (JFR) "
                 + "| drops | CPU s/MB | vs stock of its stack |\n");
         sb.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Config c : configs) {
@@ -553,8 +588,10 @@ public final class QuicBenchmarks {
                     g.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN),
                     median(of(rs, r -> r.ok ? r.seconds : Double.NaN)),
                     sc.rate > 0 ? String.format(Locale.ROOT, "%.0f%%", 100 * med * 1e6 / sc.rate) : "-", busy,
-                    Double.isNaN(median(of(rs, r -> r.rttP50))) ? "-" : String.format(Locale.ROOT, "%.0f / %.0f",
-                            median(of(rs, r -> r.rttP50)), median(of(rs, r -> r.rttP95))),
+                    Double.isNaN(median(of(rs, r -> r.rttP50))) ? "-" : String.format(Locale.ROOT, "%.0f / %.0f (%s)",
+                            median(of(rs, r -> r.rttP50)), median(of(rs, r -> r.rttP95)),
+                            Double.isNaN(median(of(rs, r -> r.rttP95Steady))) ? "-"
+                                    : String.format(Locale.ROOT, "%.0f", median(of(rs, r -> r.rttP95Steady)))),
                     Double.isNaN(median(of(rs, r -> r.lostJfr))) ? "-" : String.format(Locale.ROOT, "%.0f",
                             median(of(rs, r -> r.lostJfr))),
                     sc.rate > 0 && l != null ? Long.toString(l.drops) : "-",
@@ -577,10 +614,12 @@ public final class QuicBenchmarks {
 
     void writeCsv(List<Row> rows) throws IOException {
         // cpu_s: kwik = the server process during the transfer; Netty = the whole JVM (both ends and the emulator)
-        StringBuilder sb = new StringBuilder("scenario,config,rep,bytes,seconds,mbps,ok,rtt_p50_ms,rtt_p95_ms,lost_jfr,cpu_s,connection_id\n");
+        StringBuilder sb = new StringBuilder("scenario,config,rep,bytes,seconds,mbps,ok,rtt_p50_ms,rtt_p95_ms,"
+                + "rtt_p95_after_1.5s_ms,lost_jfr,cpu_s,connection_id\n");
         for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, "%s,%s,%d,%d,%.3f,%.2f,%s,%.1f,%.1f,%d,%.3f,%s%n", r.scenario, r.config,
-                    r.rep, r.bytes, r.seconds, r.mbps, r.ok, r.rttP50, r.rttP95, r.lostJfr, r.cpuSeconds, r.odcid));
+            sb.append(String.format(Locale.ROOT, "%s,%s,%d,%d,%.3f,%.2f,%s,%.1f,%.1f,%.1f,%d,%.3f,%s%n", r.scenario,
+                    r.config, r.rep, r.bytes, r.seconds, r.mbps, r.ok, r.rttP50, r.rttP95, r.rttP95Steady, r.lostJfr,
+                    r.cpuSeconds, r.odcid));
         }
         Files.writeString(outDir.resolve("matrix.csv"), sb.toString());
     }
@@ -686,7 +725,9 @@ public final class QuicBenchmarks {
                 + EMULATOR_WARMUP_BYTES / 1_000_000 + " MB transfer through it warms this JVM's emulator.\n\n"
                 + "Goodput = bytes / client-measured time from the request to the last byte (the handshake is before it). "
                 + "Utilisation = goodput / link rate. Link busy = what the emulator delivered to the client (QUIC and UDP "
-                + "headers, retransmissions and the handshake included) / (link rate × the transfers' time). RTT = smoothed RTT of the connection's CongestionState samples (kwik's "
+                + "headers, retransmissions and the handshake included) / (link rate × the transfers' time). RTT = smoothed RTT of the connection's CongestionState "
+                + "samples, all of them and (in brackets) those "
+                + "from 1.5 s after the first, without start-up (kwik's "
                 + "stock controller exposes none; for Netty it is quiche's). Lost = packets the controller declared lost "
                 + "(our controllers on kwik, quiche on Netty; JFR); drops = what the emulator dropped in the data direction "
                 + "(random + queue), all repetitions. CPU s/MB: kwik = the server process during the transfer; † Netty = "
@@ -697,9 +738,10 @@ public final class QuicBenchmarks {
 
     /** Agent overhead on plain loopback: no agent, cc=stock (detection on), cc=stock with jfr=. */
     String overhead(BuildTree tree, Path work, Path keyStore) throws Exception {
-        long bytes = 30_000_000;
+        long bytes = overheadBytes;
         String[][] variants = {
             {"no agent", null},
+            {"agent, cc=stock, detect=off (stall fix only)", "cc=stock;detect=off;fix.kwik-stream-stall=on"},
             {"agent, cc=stock (detection on)", "cc=stock;fix.kwik-stream-stall=on"},
             {"agent, cc=stock + jfr=", "cc=stock;fix.kwik-stream-stall=on;jfr=" + work.resolve("overhead.jfr")},
         };
@@ -712,7 +754,8 @@ public final class QuicBenchmarks {
         Map<String, Integer> stalls = new LinkedHashMap<>();
         try {
             for (String[] v : variants) {
-                servers.put(v[0], KwikRun.launch(tree, work, "ovh-" + (v[1] == null ? "none" : v[1].contains("jfr") ? "jfr" : "stock"),
+                servers.put(v[0], KwikRun.launch(tree, work, "ovh-" + (v[1] == null ? "none" : v[1].contains("jfr") ? "jfr"
+                        : v[1].contains("detect=off") ? "fix-only" : "stock"),
                         keyStore, v[1], null, List.of()));
                 mbps.put(v[0], new ArrayList<>());
                 cpu.put(v[0], new ArrayList<>());
@@ -729,7 +772,7 @@ public final class QuicBenchmarks {
                     KwikRun.Outcome o = s.run(tree, null, null, 11 + rep, bytes, 1, 1, Duration.ofSeconds(300),
                             List.of("--stall-seconds", "5", "--stall-retries", "6", "--warmup-port",
                                     Integer.toString(s.awaitPort(Duration.ofSeconds(10))), "--warmup-bytes",
-                                    Long.toString(KWIK_WARMUP_BYTES)));
+                                    Long.toString(bytes)));
                     List<Double> c = servedCpu(s, cursor, v[0], 1);
                     for (String line : o.clientOutput.split("\n")) {
                         if (line.startsWith("STALL ")) {
@@ -757,8 +800,8 @@ public final class QuicBenchmarks {
         }
         StringBuilder sb = new StringBuilder();
         sb.append("\n### Agent overhead on plain loopback\n\n");
-        sb.append(overheadReps).append(" × " + bytes / 1_000_000 + " MB download per variant (each client JVM first downloads ")
-                .append(KWIK_WARMUP_BYTES / 1_000_000).append(" MB, not counted), variants interleaved, each on its own "
+        sb.append(overheadReps).append(" × ").append(bytes / 1_000_000).append(" MB download per variant (each client JVM "
+                + "first downloads as much, not counted), variants interleaved, each on its own "
                 + "server JVM; load average ").append(before).append(" → ").append(load()).append(".\n\n");
         sb.append("Without the agent kwik has no stall fix: a download that froze for 5 s (kwik's stream-stall bug, see the "
                 + "README) was aborted and retried on a new connection, up to 6 times; frozen attempts are not counted. "
