@@ -362,9 +362,13 @@ public final class Demo {
     static void row(String label, Transfer0 x, Transfer0 stock, RecordingReport report) {
         String rtt = "-";
         if (report != null) {
-            for (RecordingReport.ArmSummary a : report.arms().values()) {
-                if (a.rttP50Millis > 0) {
-                    rtt = String.format(Locale.ROOT, "%.0f / %.0f ms", a.rttP50Millis, a.rttP95Millis);
+            // this download's connection only: the recording also holds the client's warm-up connection
+            for (RecordingReport.Connection c : report.connections()) {
+                long[] v = c.id.equals(x.t.odcid) ? c.samples().stream().mapToLong(s -> s.smoothedRttNanos)
+                        .filter(n -> n > 0).sorted().toArray() : new long[0];
+                if (v.length > 0) {
+                    rtt = String.format(Locale.ROOT, "%.0f / %.0f ms", v[(v.length - 1) / 2] / 1e6,
+                            v[(int) Math.round(0.95 * (v.length - 1))] / 1e6);
                 }
             }
         }
