@@ -58,12 +58,16 @@ public final class Bbr1 extends BbrBase {
     public static final double STARTUP_LOSS_THRESHOLD = 0.02;
 
     public static final String STARTUP_LOSS_EXIT = "startup-loss-exit";
+    public static final String DRAIN_TO_TARGET = "drain-to-target";
 
     public static final AlgorithmDescriptor DESCRIPTOR = new AlgorithmDescriptor(NAME,
             "BBRv1 (quiche bbr_sender.cc / Linux tcp_bbr.c): model-based, 8-phase gain cycle",
             bbrOptions("10s",
                     OptionSpec.bool(STARTUP_LOSS_EXIT, "on",
-                            "leave STARTUP after a round without growth that lost >2% (quiche)")),
+                            "leave STARTUP after a round without growth that lost >2% (quiche)"),
+                    OptionSpec.bool(DRAIN_TO_TARGET, "off",
+                            "keep PROBE_BW's 0.75 gain until bytes in flight <= BDP, not just one RTT "
+                                    + "(quiche/Chromium drain_to_target_): drains a standing queue every cycle")),
             Bbr1::new);
 
     private enum Recovery { NONE, CONSERVATION, GROWTH }
@@ -71,6 +75,7 @@ public final class Bbr1 extends BbrBase {
     private final WindowedFilter maxBandwidth = WindowedFilter.max(BANDWIDTH_WINDOW_ROUNDS);
     private final MinRttFilter minRttFilter;
     private final boolean startupLossExit;
+    private final boolean drainToTarget;
 
     private CongestionMode mode = CongestionMode.STARTUP;
     private double pacingGain = HIGH_GAIN;
@@ -102,6 +107,7 @@ public final class Bbr1 extends BbrBase {
         super(options, HIGH_GAIN);
         this.minRttFilter = new MinRttFilter(probeRttIntervalNanos, lenientLowRtt);
         this.startupLossExit = options.getBoolean(STARTUP_LOSS_EXIT);
+        this.drainToTarget = options.getBoolean(DRAIN_TO_TARGET);
     }
 
     // ------------------------------------------------------------------ model
@@ -261,6 +267,10 @@ public final class Bbr1 extends BbrBase {
         if (advance) {
             cycleIndex = (cycleIndex + 1) % GAIN_CYCLE_LENGTH;
             cycleStart = now;
+            if (drainToTarget && pacingGain < 1.0 && PACING_GAINS[cycleIndex] == 1.0
+                    && bytesInFlight > targetWindow(1.0)) {
+                return; // the queue is not drained yet: stay at the low gain into the cruise phases
+            }
             pacingGain = PACING_GAINS[cycleIndex];
         }
     }

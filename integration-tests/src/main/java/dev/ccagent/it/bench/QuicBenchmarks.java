@@ -151,6 +151,8 @@ public final class QuicBenchmarks {
             new Config("kwik/cubic", "cc=cubic", false, "our CUBIC injected"),
             new Config("kwik/reno-hbdp", "cc=reno-hbdp", false, "our high-BDP Reno injected"),
             new Config("kwik/bbr1", "cc=bbr1", false, "our BBRv1 injected"),
+            new Config("kwik/bbr1-drain", "cc=bbr1;opt.bbr1.drain-to-target=on", false,
+                    "our BBRv1 with drain-to-target (PROBE_BW's 0.75 gain until in flight <= BDP)"),
             new Config("kwik/bbr3", "cc=bbr3", false, "our BBRv3 injected"),
             new Config("netty/cubic", "netty.cc=stock", true, "quiche's default CUBIC, unpaced (stock Netty)"),
             new Config("netty/reno", "netty.cc=reno", false, "quiche Reno chosen by the agent, unpaced"),
