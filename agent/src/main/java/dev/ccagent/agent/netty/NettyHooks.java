@@ -446,7 +446,7 @@ public final class NettyHooks {
         try {
             SendTelemetry t = NettyConnections.telemetryOf(channel);
             if (t != null) {
-                t.datagramsSent++;
+                t.datagramSent();
             }
         } catch (Throwable ignored) {
             // counters only

@@ -368,11 +368,7 @@ final class NettyPacer extends ChannelDuplexHandler {
         void writeHead(ChannelHandlerContext ctx) {
             Object msg = msgs[head];
             ChannelPromise p = promises[head];
-            release(head);
-            msgs[head] = null;
-            promises[head] = null;
-            head = (head + 1) & (msgs.length - 1);
-            size--;
+            dropHead();
             ctx.write(msg, p);
         }
 
@@ -380,14 +376,19 @@ final class NettyPacer extends ChannelDuplexHandler {
             while (size > 0) {
                 Object msg = msgs[head];
                 ChannelPromise p = promises[head];
-                release(head);
-                msgs[head] = null;
-                promises[head] = null;
-                head = (head + 1) & (msgs.length - 1);
-                size--;
+                dropHead();
                 ReferenceCountUtil.release(msg);
                 p.tryFailure(new ClosedChannelException());
             }
+        }
+
+        /** Takes the head out of the ring (its message and promise were read by the caller). */
+        private void dropHead() {
+            release(head);
+            msgs[head] = null;
+            promises[head] = null;
+            head = (head + 1) & (msgs.length - 1);
+            size--;
         }
 
         private void release(int i) {

@@ -92,6 +92,15 @@ public final class RecordingReport {
             return seconds > 0 ? (b.bytesAcked - a.bytesAcked) * 8 / seconds : 0;
         }
 
+        /**
+         * The {@code p}th percentile (nearest rank, as the arm summaries) of this connection's smoothed
+         * RTT samples, in milliseconds; 0 without any.
+         */
+        public double rttPercentileMillis(double p) {
+            long[] sorted = samples.stream().mapToLong(x -> x.smoothedRttNanos).filter(v -> v > 0).sorted().toArray();
+            return percentile(sorted, p) / 1e6;
+        }
+
         long bytesAcked() {
             return samples.isEmpty() ? 0 : samples.get(samples.size() - 1).bytesAcked - samples.get(0).bytesAcked;
         }

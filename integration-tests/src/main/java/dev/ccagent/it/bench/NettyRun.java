@@ -25,7 +25,6 @@ public final class NettyRun {
 
     static final Pattern RESULT = Pattern.compile(
             "^RESULT conn=(\\d+) bytes=(\\d+) crcOk=(\\w+) seconds=([\\d.]+) mbps=([\\d.]+) cpuMs=(\\d+)");
-    static final Pattern CPU = Pattern.compile("^CPU cpuMs=(\\d+) wallMs=(\\d+)");
     static final Pattern EMULATOR = Pattern.compile("^EMULATOR toClient \\{(.*)}");
     static final Pattern SERVER_CONNECTION = Pattern.compile("DEBUG netty connection side=server scid=([0-9a-f]+)");
     static final Pattern COUNTER = Pattern.compile("(\\w+)=(-?\\d+)");
@@ -46,8 +45,6 @@ public final class NettyRun {
     /** What one forked run measured. */
     public static final class Outcome {
         public final List<Transfer> transfers = new ArrayList<>();
-        /** Process CPU of the whole JVM (server, client and emulator), seconds, warm-up included. */
-        public double processCpuSeconds = -1;
         /** Counters of the emulator's server → client direction. */
         public Map<String, Long> down = new LinkedHashMap<>();
         public int exit;
@@ -105,11 +102,6 @@ public final class NettyRun {
                 int at = skip + t.index;
                 t.scid = at < scids.size() ? scids.get(at) : "?";
                 o.transfers.add(t);
-                continue;
-            }
-            m = CPU.matcher(line);
-            if (m.find()) {
-                o.processCpuSeconds = Long.parseLong(m.group(1)) / 1e3;
                 continue;
             }
             m = EMULATOR.matcher(line);

@@ -364,11 +364,9 @@ public final class Demo {
         if (report != null) {
             // this download's connection only: the recording also holds the client's warm-up connection
             for (RecordingReport.Connection c : report.connections()) {
-                long[] v = c.id.equals(x.t.odcid) ? c.samples().stream().mapToLong(s -> s.smoothedRttNanos)
-                        .filter(n -> n > 0).sorted().toArray() : new long[0];
-                if (v.length > 0) {
-                    rtt = String.format(Locale.ROOT, "%.0f / %.0f ms", v[(v.length - 1) / 2] / 1e6,
-                            v[(int) Math.round(0.95 * (v.length - 1))] / 1e6);
+                if (c.id.equals(x.t.odcid) && c.rttPercentileMillis(50) > 0) {
+                    rtt = String.format(Locale.ROOT, "%.0f / %.0f ms", c.rttPercentileMillis(50),
+                            c.rttPercentileMillis(95));
                 }
             }
         }
