@@ -12,7 +12,8 @@ public final class CcEvents {
     public static final List<String> NAMES = List.of(
             "dev.ccagent.CongestionState", "dev.ccagent.PacingRateChange", "dev.ccagent.PacingStall",
             "dev.ccagent.AckOnlySendLoop", "dev.ccagent.SendLoopSpin", "dev.ccagent.SendPathAllocation",
-            "dev.ccagent.AlgorithmAssigned", "dev.ccagent.AgentLifecycle");
+            "dev.ccagent.AlgorithmAssigned", "dev.ccagent.AgentLifecycle", "dev.ccagent.ConnectionSummary",
+            "dev.ccagent.CanaryRolledBack", "dev.ccagent.CpuSpin");
 
     private CcEvents() {
     }
@@ -20,7 +21,8 @@ public final class CcEvents {
     /** Every event class, for registration and tests. */
     public static List<Class<? extends jdk.jfr.Event>> classes() {
         return List.of(CongestionState.class, PacingRateChange.class, PacingStall.class, AckOnlySendLoop.class,
-                SendLoopSpin.class, SendPathAllocation.class, AlgorithmAssigned.class, AgentLifecycle.class);
+                SendLoopSpin.class, SendPathAllocation.class, AlgorithmAssigned.class, AgentLifecycle.class, ConnectionSummary.class,
+                CanaryRolledBack.class, CpuSpin.class);
     }
 
     /** The settings file's text (UTF-8), from the class path. */

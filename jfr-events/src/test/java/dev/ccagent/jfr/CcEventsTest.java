@@ -161,5 +161,15 @@ class CcEventsTest {
         AgentLifecycle l = new AgentLifecycle();
         l.action = "test";
         l.commit();
+        ConnectionSummary cs = new ConnectionSummary();
+        cs.connectionId = "0a0b";
+        cs.trigger = "close";
+        cs.commit();
+        CanaryRolledBack rb = new CanaryRolledBack();
+        rb.canaryArm = "canary";
+        rb.commit();
+        CpuSpin spin = new CpuSpin();
+        spin.threadName = "sender";
+        spin.commit();
     }
 }
