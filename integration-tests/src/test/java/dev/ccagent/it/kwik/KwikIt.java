@@ -196,6 +196,11 @@ final class KwikIt {
             }
         }
 
+        /** Attempts the client abandoned as stalled and retried (kwik's own stream-send race). */
+        long retries() {
+            return stdout.lines().filter(l -> l.startsWith("RETRY ")).count();
+        }
+
         boolean allOk(int expected) {
             return exit == 0 && results.size() == expected && results.stream().allMatch(m -> m.group(7).equals("true"));
         }
@@ -204,6 +209,12 @@ final class KwikIt {
     /** Runs a client to completion ({@code agentArgs} null for none). */
     static ClientRun runClient(Path dir, String name, String agentArgs, Duration timeout, String... args)
             throws IOException, InterruptedException {
+        return finish(launchClient(dir, name, agentArgs, timeout, args), timeout);
+    }
+
+    /** Starts a client without waiting for it (see {@link #finish}). */
+    static ForkedJvm launchClient(Path dir, String name, String agentArgs, Duration timeout, String... args)
+            throws IOException {
         ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkClient.class.getName())
                 .classPath(appClassPath())
                 .dir(dir)
@@ -213,7 +224,12 @@ final class KwikIt {
         if (agentArgs != null) {
             b.javaagent(agentJar(), agentArgs);
         }
-        try (ForkedJvm jvm = b.start()) {
+        return b.start();
+    }
+
+    /** Waits for a launched client and closes it. */
+    static ClientRun finish(ForkedJvm client, Duration timeout) throws IOException, InterruptedException {
+        try (ForkedJvm jvm = client) {
             int exit = jvm.waitFor(timeout.plusSeconds(30));
             return new ClientRun(exit, jvm.stdout(), jvm.stderr(), jvm.describe());
         }
