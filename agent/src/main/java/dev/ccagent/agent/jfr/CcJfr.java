@@ -62,7 +62,14 @@ public final class CcJfr {
                 : "default arm (" + arm.percent() + "% of new connections)";
         algorithmAssigned(library, connectionId, role,
                 reason != null && reason.startsWith("fallback") ? AgentConfig.STOCK : arm.algorithm(),
-                arm.options() != null ? arm.options().given().toString() : "", arm.label(), why);
+                arm.options() != null ? optionsText(arm.options().given()) : "", arm.label(), why);
+    }
+
+    /** {@code KEY=VALUE} pairs, comma separated, as the event's field documents. */
+    static String optionsText(java.util.Map<String, String> given) {
+        StringBuilder b = new StringBuilder();
+        given.forEach((k, v) -> b.append(b.length() == 0 ? "" : ",").append(k).append('=').append(v));
+        return b.toString();
     }
 
     /**

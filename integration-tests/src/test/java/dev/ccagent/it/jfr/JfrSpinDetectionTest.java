@@ -1,7 +1,6 @@
 package dev.ccagent.it.jfr;
 
 import dev.ccagent.agent.report.RecordingReport;
-import dev.ccagent.cc.Algorithms;
 import jdk.jfr.consumer.RecordedEvent;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,8 +36,9 @@ class JfrSpinDetectionTest {
         ServerProcess.keystore(dir);
     }
 
+    /** Named, not looked up: an algorithm dropped from the registry fails the tests instead of leaving them. */
     static String realAlgorithm() {
-        return Algorithms.exists("bbr1") ? "bbr1" : "cubic";
+        return "bbr1";
     }
 
     @Test
@@ -116,8 +116,8 @@ class JfrSpinDetectionTest {
         Path rec = dir.resolve("real.jfr");
         Path prof = dir.resolve("prof-real");
         String serverLog;
-        try (ServerProcess server = ServerProcess.start(dir, "cc=" + algorithm + ";jfr=" + rec
-                + ";profile-on-spin=" + prof + ";log=debug", ANSWER)) {
+        try (ServerProcess server = ServerProcess.start(dir, "cc=" + algorithm + ";opt." + algorithm
+                + ".quantum-ratio=0.002;jfr=" + rec + ";profile-on-spin=" + prof + ";log=debug", ANSWER)) {
             long answered = ServerProcess.client(server.port, UPLOAD, 0, 90, () -> { });
             assertEquals(ANSWER, answered, server.output());
             Thread.sleep(2_500); // two more detector windows and one more periodic state
@@ -165,6 +165,36 @@ class JfrSpinDetectionTest {
         }
         for (RecordedEvent e : s.events("dev.ccagent.PacingStall")) {
             assertTrue(e.getLong("waitTime") > e.getLong("expectedWait"), e.toString());
+        }
+        List<RecordedEvent> assigned = s.events("dev.ccagent.AlgorithmAssigned").stream()
+                .filter(e -> "kwik".equals(e.getString("library"))).collect(Collectors.toList());
+        assertTrue(!assigned.isEmpty(), s.counts().toString());
+        for (RecordedEvent e : assigned) {
+            assertEquals(algorithm, e.getString("algorithm"), e.toString());
+            assertEquals("server", e.getString("role"), e.toString());
+            assertEquals("default", e.getString("canaryArm"), e.toString());
+            assertEquals("default arm (100% of new connections)", e.getString("reason"), e.toString());
+            assertEquals("quantum-ratio=0.002", e.getString("options"), "as the operator wrote them: " + e);
+            assertTrue(e.getString("connectionId").matches("[0-9a-f]{8,40}"), e.toString());
+        }
+        // pacing changes: never a zero rate, the quantum within the pacer's bounds, the change as stated,
+        // and per connection a chain (each event's previous rate is the last event's rate)
+        List<RecordedEvent> pacing = s.events("dev.ccagent.PacingRateChange").stream()
+                .sorted(java.util.Comparator.comparing(RecordedEvent::getStartTime)).collect(Collectors.toList());
+        java.util.Map<String, Long> lastRate = new java.util.HashMap<>();
+        for (RecordedEvent e : pacing) {
+            long prev = e.getLong("previousRate");
+            long rate = e.getLong("rate");
+            assertTrue(prev > 0 && rate > 0, "never a zero pacing rate: " + e);
+            assertTrue(e.getLong("quantum") >= 2 * 1200 && e.getLong("quantum") <= 64 * 1024, e.toString());
+            assertEquals((double) (rate - prev) / prev, e.getDouble("rateChange"), 1e-9, e.toString());
+            boolean moved = Math.abs(rate - prev) > 0.1 * prev
+                    || Math.abs(e.getLong("quantum") - e.getLong("previousQuantum")) > 0.1 * e.getLong("previousQuantum");
+            assertTrue(moved, "an event only for a change beyond the threshold: " + e);
+            Long last = lastRate.put(e.getString("connectionId"), rate);
+            if (last != null) {
+                assertEquals((long) last, prev, "chained per connection: " + e);
+            }
         }
         List<RecordedEvent> life = s.events("dev.ccagent.AgentLifecycle");
         assertTrue(life.stream().anyMatch(e -> "installed".equals(e.getString("action"))), life.toString());

@@ -3,16 +3,19 @@ package dev.ccagent.it.kwik;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Which congestion controllers live in another JVM, read by the JDK itself ({@code jcmd PID
- * GC.class_histogram}), not from anything the agent logs or counts: the evidence that a connection's
- * controller is the algorithm we expect (or kwik's own), taken while the connection is alive.
+ * Which congestion controllers a connection got in another JVM, read by the JDK itself ({@code jcmd PID
+ * GC.class_histogram}), not from anything the agent logs or counts.
+ *
+ * <p>{@link #createdDuring}: a histogram of live objects first (jcmd runs a full GC, so no controller
+ * of an earlier, closed connection is left), then the action (a download), then a histogram of all
+ * objects without a GC ({@code -all}): what the action's connection created is in it even after the
+ * connection closed. A GC inside the action could only hide an instance (the test fails), never invent one.
  */
 final class HeapClasses {
 
@@ -29,14 +32,53 @@ final class HeapClasses {
 
     private static final Pattern ROW = Pattern.compile("^\\s*\\d+:\\s+(\\d+)\\s+\\d+\\s+(\\S+)");
 
+    /** Something to run between the two histograms. */
+    interface Action<T> {
+        T run() throws Exception;
+    }
+
+    /** The action's result and the instances per class that appeared while it ran. */
+    record During<T>(T result, Map<String, Long> created) {
+        long count(String className) {
+            return created.getOrDefault(className, 0L);
+        }
+
+        /** Our algorithm names with at least one instance created. */
+        java.util.Set<String> algorithms() {
+            java.util.Set<String> s = new java.util.TreeSet<>();
+            ALGORITHM_CLASSES.forEach((name, cls) -> {
+                if (count(cls) > 0) {
+                    s.add(name);
+                }
+            });
+            return s;
+        }
+    }
+
     private HeapClasses() {
     }
 
-    /** Live instances per class name in the JVM with this pid (a full GC first, as jcmd does). */
-    static Map<String, Long> histogram(long pid) throws IOException, InterruptedException {
+    static <T> During<T> createdDuring(long pid, Action<T> action) throws Exception {
+        Map<String, Long> before = histogram(pid, false);
+        T result = action.run();
+        Map<String, Long> after = histogram(pid, true);
+        Map<String, Long> created = new HashMap<>();
+        after.forEach((cls, n) -> {
+            long d = n - before.getOrDefault(cls, 0L);
+            if (d > 0) {
+                created.put(cls, d);
+            }
+        });
+        return new During<>(result, created);
+    }
+
+    /** Instances per class name in the JVM with this pid: live ones after a full GC, or ({@code all}) every one, no GC. */
+    static Map<String, Long> histogram(long pid, boolean all) throws IOException, InterruptedException {
         Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
-        Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.class_histogram")
-                .redirectErrorStream(true).start();
+        ProcessBuilder pb = all
+                ? new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.class_histogram", "-all")
+                : new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.class_histogram");
+        Process p = pb.redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
         if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
             p.destroyForcibly();
@@ -50,29 +92,5 @@ final class HeapClasses {
             }
         }
         return counts;
-    }
-
-    /**
-     * Polls the histogram of {@code pid} while {@code client} runs (at least once) and returns, per class
-     * of {@code classes}, the most instances seen at one time.
-     */
-    static Map<String, Long> maxWhile(long pid, Process client, List<String> classes)
-            throws IOException, InterruptedException {
-        Map<String, Long> max = new HashMap<>();
-        for (String c : classes) {
-            max.put(c, 0L);
-        }
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
-        do {
-            Map<String, Long> h = histogram(pid);
-            for (String c : classes) {
-                max.merge(c, h.getOrDefault(c, 0L), Math::max);
-            }
-            if (!client.isAlive()) {
-                break;
-            }
-            Thread.sleep(1000); // each look is a jcmd JVM and a full GC: keep the load low
-        } while (System.nanoTime() < until);
-        return max;
     }
 }

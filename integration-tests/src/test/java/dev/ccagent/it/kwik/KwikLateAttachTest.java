@@ -39,9 +39,15 @@ class KwikLateAttachTest {
                 vm.detach();
             }
 
-            KwikIt.ClientRun after = KwikIt.runClient(dir, "client-after", null, Duration.ofSeconds(120),
-                    "--port", Integer.toString(server.port), "--mode", "down", "--bytes", "10000000", "--seed", "2");
+            HeapClasses.During<KwikIt.ClientRun> d = HeapClasses.createdDuring(server.jvm.pid(), () ->
+                    KwikIt.runClient(dir, "client-after", null, Duration.ofSeconds(120), "--port",
+                            Integer.toString(server.port), "--mode", "down", "--bytes", "10000000", "--seed", "2"));
+            KwikIt.ClientRun after = d.result();
             assertTrue(after.allOk(1), after.describe + server.jvm.describe());
+            assertEquals(0, after.retries(), "the stream-stall fix was attached: no stalled attempt\n" + after.stdout);
+            // the JDK's view of the server's heap: the connection after the attach got our CUBIC
+            assertEquals(java.util.Set.of("cubic"), d.algorithms(), "controllers created: " + d.created());
+            System.out.printf("[it] before attach: %d stalled attempt(s) of unpatched kwik%n", before.retries());
 
             String stderr = server.jvm.stderr();
             assertTrue(stderr.contains("installed on attach"), stderr);
