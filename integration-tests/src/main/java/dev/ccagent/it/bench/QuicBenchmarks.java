@@ -204,13 +204,22 @@ public final class QuicBenchmarks {
         long drops;
         /** Bytes the emulator delivered to the client: headers, retransmissions and the handshake included. */
         long wireBytes;
+        /** Queueing delay at the emulator's bottleneck (data direction), median and p95, µs; -1 unknown. */
+        long queueP50Micros = -1;
+        long queueP95Micros = -1;
 
         /** From the emulator's server → client counters. */
         static Link of(Map<String, Long> down) {
             Link l = new Link();
             l.drops = down.getOrDefault("droppedRandom", 0L) + down.getOrDefault("droppedQueue", 0L);
             l.wireBytes = down.getOrDefault("bytesOut", 0L);
+            l.queueP50Micros = down.getOrDefault("queueDelayP50Micros", -1L);
+            l.queueP95Micros = down.getOrDefault("queueDelayP95Micros", -1L);
             return l;
+        }
+
+        String queue() {
+            return queueP50Micros < 0 ? "-" : String.format(Locale.ROOT, "%.1f / %.1f", queueP50Micros / 1e3, queueP95Micros / 1e3);
         }
     }
 
@@ -566,9 +575,9 @@ public final class QuicBenchmarks {
         sb.append("### ").append(sc.name).append(": ").append(sc.description).append("\n\n");
         sb.append(sc.bytes / 1_000_000.0).append(" MB per download; load average during the scenario: ").append(load)
                 .append("\n\n");
-        sb.append("| config | n | goodput Mbit/s (spread) | time s | utilisation | link busy | RTT p50 / p95 (p95 after 1.5 s) ms | lost (JFR) "
-                + "| drops | CPU s/MB | vs stock of its stack |\n");
-        sb.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        sb.append("| config | n | goodput Mbit/s (spread) | time s | utilisation | link busy | RTT p50 / p95 (p95 after 1.5 s) ms "
+                + "| queue p50 / p95 ms (emulator) | lost (JFR) | drops | CPU s/MB | vs stock of its stack |\n");
+        sb.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Config c : configs) {
             List<Row> rs = select(rows, sc.name, c.name);
             if (rs.isEmpty()) {
@@ -584,7 +593,7 @@ public final class QuicBenchmarks {
             double allSeconds = rs.stream().filter(r -> r.ok).mapToDouble(r -> r.seconds).sum();
             String busy = sc.rate > 0 && l != null && l.wireBytes > 0 && allSeconds > 0
                     ? String.format(Locale.ROOT, "%.0f%%", 100 * l.wireBytes * 8 / (sc.rate * allSeconds)) : "-";
-            sb.append(String.format(Locale.ROOT, "| %s | %d%s | %.2f (%.2f–%.2f) | %.2f | %s | %s | %s | %s | %s | %s | %s |\n",
+            sb.append(String.format(Locale.ROOT, "| %s | %d%s | %.2f (%.2f–%.2f) | %.2f | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                     c.name, rs.size(), failed > 0 ? " (" + failed + " failed)" : "", med,
                     g.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN),
                     g.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN),
@@ -594,6 +603,7 @@ public final class QuicBenchmarks {
                             median(of(rs, r -> r.rttP50)), median(of(rs, r -> r.rttP95)),
                             Double.isNaN(median(of(rs, r -> r.rttP95Steady))) ? "-"
                                     : String.format(Locale.ROOT, "%.0f", median(of(rs, r -> r.rttP95Steady)))),
+                    sc.rate > 0 && l != null ? l.queue() : "-",
                     Double.isNaN(median(of(rs, r -> r.lostJfr))) ? "-" : String.format(Locale.ROOT, "%.0f",
                             median(of(rs, r -> r.lostJfr))),
                     sc.rate > 0 && l != null ? Long.toString(l.drops) : "-",
@@ -732,7 +742,9 @@ public final class QuicBenchmarks {
                 + "from 1.5 s after the first, without start-up (kwik's "
                 + "stock controller exposes none; for Netty it is quiche's). Lost = packets the controller declared lost "
                 + "(our controllers on kwik, quiche on Netty; JFR); drops = what the emulator dropped in the data direction "
-                + "(random + queue), all repetitions. CPU s/MB: kwik = the server process during the transfer; † Netty = "
+                + "(random + queue), all repetitions; queue = how long each admitted datagram waited in the emulator's "
+                + "bottleneck queue (0.1 ms buckets), median and p95 over all repetitions: the standing queue a sender keeps."
+                + " CPU s/MB: kwik = the server process during the transfer; † Netty = "
                 + "the whole JVM (server, client and emulator), so the two stacks' CPU columns do not compare with each "
                 + "other. Median of the repetitions, spread = min–max; the ratio is against the stock configuration of the "
                 + "same stack in the same run.\n";

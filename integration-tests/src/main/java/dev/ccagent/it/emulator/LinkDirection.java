@@ -38,10 +38,40 @@ final class LinkDirection implements AutoCloseable {
         final AtomicLong maxLatenessNanos = new AtomicLong();
         final AtomicLong sendErrors = new AtomicLong();
 
+        /** Queueing delay at the bottleneck of each admitted datagram, in 0.1 ms buckets (the last: ≥ 2 s). */
+        final java.util.concurrent.atomic.AtomicLongArray queueDelayHistogram =
+                new java.util.concurrent.atomic.AtomicLongArray(QUEUE_DELAY_BUCKETS);
+
+        /**
+         * The q-quantile (0..1) of the bottleneck queueing delay of admitted datagrams, nanoseconds (the
+         * upper edge of its 0.1 ms bucket); -1 when nothing was admitted through a rate-limited link.
+         */
+        long queueDelayQuantileNanos(double q) {
+            long total = 0;
+            for (int i = 0; i < QUEUE_DELAY_BUCKETS; i++) {
+                total += queueDelayHistogram.get(i);
+            }
+            if (total == 0) {
+                return -1;
+            }
+            long rank = Math.max(1, (long) Math.ceil(q * total));
+            long seen = 0;
+            for (int i = 0; i < QUEUE_DELAY_BUCKETS; i++) {
+                seen += queueDelayHistogram.get(i);
+                if (seen >= rank) {
+                    return i == 0 ? 0 : i * QUEUE_DELAY_BUCKET_NANOS;
+                }
+            }
+            return (QUEUE_DELAY_BUCKETS - 1) * QUEUE_DELAY_BUCKET_NANOS;
+        }
+
         long dropped() {
             return droppedRandom.get() + droppedBurst.get() + droppedQueue.get() + droppedBlackout.get();
         }
     }
+
+    static final int QUEUE_DELAY_BUCKETS = 20_001;
+    static final long QUEUE_DELAY_BUCKET_NANOS = 100_000;
 
     private static final class Pending implements Comparable<Pending> {
         final long at;
@@ -127,6 +157,11 @@ final class LinkDirection implements AutoCloseable {
             }
             stats.maxBacklogBytes.accumulateAndGet(backlog + size, Math::max);
             long txStart = Math.max(now, linkFreeAt);
+            // bucket 0 = no wait; then 0.1 ms buckets by the upper edge
+            long waited = txStart - now;
+            int bucket = waited <= 0 ? 0 : (int) Math.min(QUEUE_DELAY_BUCKETS - 1,
+                    (waited + QUEUE_DELAY_BUCKET_NANOS - 1) / QUEUE_DELAY_BUCKET_NANOS);
+            stats.queueDelayHistogram.incrementAndGet(bucket);
             linkFreeAt = txStart + (long) Math.ceil(size * 8e9 / rate);
             departed = linkFreeAt;
         }

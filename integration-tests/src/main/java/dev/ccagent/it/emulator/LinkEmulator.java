@@ -92,11 +92,17 @@ public final class LinkEmulator implements AutoCloseable {
         return toClient.stats;
     }
 
+    private static long micros(long nanos) {
+        return nanos < 0 ? -1 : nanos / 1000;
+    }
+
     private static Map<String, Long> statsOf(LinkDirection d) {
         Map<String, Long> m = new java.util.LinkedHashMap<>();
         LinkDirection.Stats s = d.stats;
         m.put("packetsIn", s.packetsIn.get());
         m.put("bytesIn", s.bytesIn.get());
+        m.put("queueDelayP50Micros", micros(s.queueDelayQuantileNanos(0.50)));
+        m.put("queueDelayP95Micros", micros(s.queueDelayQuantileNanos(0.95)));
         m.put("packetsOut", s.packetsOut.get());
         m.put("bytesOut", s.bytesOut.get());
         m.put("droppedRandom", s.droppedRandom.get());
