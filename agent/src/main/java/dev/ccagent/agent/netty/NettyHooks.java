@@ -152,7 +152,7 @@ public final class NettyHooks {
             }
             NettyConfig n = cfg.netty();
             byte[] id = q.read(scid, scidLen);
-            AgentConfig.Arm arm = AlgorithmSelector.select(n.canaryArms(), n.defaultArm(), AlgorithmSelector.hash(id));
+            AgentConfig.Arm arm = AlgorithmSelector.select(n.canaryArms(), n.defaultArm(), AlgorithmSelector.hash(cfg, id));
             Selection s = new Selection(side, hex(id), arm, q);
             if (!n.changesConnections()) {
                 s.app = CONFIGS.get(config);
