@@ -111,10 +111,34 @@ public final class NettyHooks {
 
     // ---------------------------------------------------------------- connection creation
 
+    /**
+     * Test-only fault injection: when the JVM runs with {@code -Dccagent.test.netty-lookup-fails=true},
+     * every lookup of Netty's quiche natives by our code fails (as a changed Netty, a module boundary or
+     * a broken class loader would make it), so tests can prove that connections are still created by
+     * the original native call. Read once; nothing else reads it.
+     */
+    static final boolean TEST_LOOKUP_FAILS = Boolean.getBoolean("ccagent.test.netty-lookup-fails");
+
+    /** The natives of the caller's package, or null when our lookup fails (counted, logged once). */
+    private static NettyQuiche lookup(Class<?> caller) {
+        try {
+            return NettyQuiche.of(caller);
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty quiche lookup", t);
+            return null;
+        }
+    }
+
     /** Replaces {@code Quiche.quiche_conn_new_with_tls} in QuicheQuicServerCodec and QuicheQuicChannel. */
     public static long connNew(long scid, int scidLen, long ocid, int ocidLen, long local, int localLen, long peer,
                                int peerLen, long config, long ssl, boolean server) throws Throwable {
-        NettyQuiche q = NettyQuiche.of(WALKER.getCallerClass());
+        Class<?> caller = WALKER.getCallerClass();
+        NettyQuiche q = lookup(caller);
+        if (q == null || q.connNew == null) {
+            // fail open: the original native call, reached without our lookup
+            return (long) OriginalNatives.invoke(caller, "quiche_conn_new_with_tls", scid, scidLen, ocid, ocidLen,
+                    local, localLen, peer, peerLen, config, ssl, server);
+        }
         Selection s = before(q, scid, scidLen, config, server ? "server" : "client");
         long conn;
         try {
@@ -130,7 +154,12 @@ public final class NettyHooks {
     /** Replaces {@code Quiche.quiche_conn_new_with_tls_and_client_dcid} (Netty 4.2.17+, clients). */
     public static long connNewClientDcid(long scid, int scidLen, long dcid, int dcidLen, long local, int localLen,
                                          long peer, int peerLen, long config, long ssl) throws Throwable {
-        NettyQuiche q = NettyQuiche.of(WALKER.getCallerClass());
+        Class<?> caller = WALKER.getCallerClass();
+        NettyQuiche q = lookup(caller);
+        if (q == null || q.connNewClientDcid == null) {
+            return (long) OriginalNatives.invoke(caller, "quiche_conn_new_with_tls_and_client_dcid", scid, scidLen,
+                    dcid, dcidLen, local, localLen, peer, peerLen, config, ssl);
+        }
         Selection s = before(q, scid, scidLen, config, "client");
         long conn;
         try {
