@@ -258,6 +258,10 @@ public final class AgentArgs {
                         targets = parseTargets(value);
                         break;
                     case "profile-on-spin":
+                        if (value.indexOf(',') >= 0) {
+                            throw new CcConfigException("a comma in the directory name is refused (it would be spliced"
+                                    + " into async-profiler's comma-separated options)");
+                        }
                         profileDir = path(value);
                         break;
                     case "profile-on-spin.duration":
