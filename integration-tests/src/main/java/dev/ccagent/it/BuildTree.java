@@ -11,11 +11,11 @@ import java.util.stream.Stream;
 /**
  * The build tree around {@code agent/target/ccagent.jar}: this module's classes and its run-time
  * class path file ({@code integration-tests/target/classpath.txt}, written by the build). Used by
- * {@code ccagent demo} and the benchmarks, which run outside Maven.
+ * the demo ({@code integration-tests/target/ccagent-demo.jar}) and the benchmarks, which run outside Maven.
  */
 public final class BuildTree {
 
-    public static final String HINT = "run mvn -B -q install -DskipTests first";
+    public static final String HINT = "run mvn -B -q package -DskipTests in the repository first";
 
     private final Path root;
     private final Path agentJar;

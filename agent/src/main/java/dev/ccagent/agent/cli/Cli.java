@@ -241,117 +241,19 @@ public final class Cli implements Callable<Integer> {
     }
 
     @Command(name = "demo", mixinStandardHelpOptions = true,
-            description = {"Run kwik downloads through the link emulator on 127.0.0.1 with stock NewReno, with BBR "
-                + "injected by the agent and with a canary split; print them side by side and write JFR recordings "
-                + "and an HTML report. Needs the build tree this jar was built in (integration-tests/target).",
-                "Defaults: 20 Mbit/s, 50 ms RTT, 1% loss (server -> client), 1-BDP buffer, 4 MB per download."})
+            description = {"The demo is not part of ccagent.jar (the production jar runs no code from outside itself).",
+                "In the repository: mvn -B -q package -DskipTests && java -jar integration-tests/target/ccagent-demo.jar"})
     static final class DemoCommand implements Callable<Integer> {
-        static final String MAIN = "dev.ccagent.it.demo.Demo";
-        static final String HINT = "run mvn -B -q install -DskipTests first";
+        static final String WHERE = "the demo is its own artifact now; in the repository run: "
+                + "mvn -B -q package -DskipTests && java -jar integration-tests/target/ccagent-demo.jar (see README)";
 
-        @CommandLine.Option(names = "--rate", paramLabel = "RATE", description = "bottleneck rate (default 20mbit)")
-        String rate;
-        @CommandLine.Option(names = "--rtt", paramLabel = "T", description = "base round-trip time (default 50ms)")
-        String rtt;
-        @CommandLine.Option(names = "--loss", paramLabel = "P", description = "random loss on the data direction (default 0.01)")
-        String loss;
-        @CommandLine.Option(names = "--buffer", paramLabel = "SIZE|Nbdp", description = "drop-tail buffer per direction (default 1bdp)")
-        String buffer;
-        @CommandLine.Option(names = "--bytes", paramLabel = "SIZE", description = "bytes of the stock and BBR downloads (default 4MB)")
-        String bytes;
-        @CommandLine.Option(names = "--cc", paramLabel = "ALGO", description = "algorithm the agent injects (default bbr1)")
-        String cc;
-        @CommandLine.Option(names = "--canary", paramLabel = "ALGO:PCT%%", description = "canary split of the third run (default bbr1:50%%)")
-        String canary;
-        @CommandLine.Option(names = "--canary-connections", paramLabel = "N", description = "downloads at once in the canary run (default 6; 0 skips it)")
-        String canaryConnections;
-        @CommandLine.Option(names = "--canary-bytes", paramLabel = "SIZE", description = "bytes per canary download (default 2MB)")
-        String canaryBytes;
-        @CommandLine.Option(names = "--seed", paramLabel = "N", description = "emulator seed (default 1)")
-        String seed;
-        @CommandLine.Option(names = "--out", paramLabel = "DIR", description = "where recordings and reports go (default ./ccagent-demo-TIMESTAMP)")
-        String outDir;
-        @CommandLine.Option(names = "--quick", description = "small transfers (1.5 MB; canary 4 x 0.6 MB): a fast check")
-        boolean quick;
+        @CommandLine.Unmatched
+        List<String> ignored;
 
         @Override
-        public Integer call() throws Exception {
-            java.nio.file.Path jar = ownJar();
-            java.nio.file.Path root = jar.getParent().getParent().getParent();
-            java.nio.file.Path classes = root.resolve("integration-tests/target/classes");
-            java.nio.file.Path cpFile = root.resolve("integration-tests/target/classpath.txt");
-            if (!java.nio.file.Files.isRegularFile(classes.resolve(MAIN.replace('.', '/') + ".class"))
-                    || !java.nio.file.Files.isRegularFile(cpFile)) {
-                throw new CliException(1, "the demo needs the build tree of this jar (" + classes + " and " + cpFile
-                        + "): " + HINT);
-            }
-            String cp = classes + java.io.File.pathSeparator + java.nio.file.Files.readString(cpFile).strip()
-                    + java.io.File.pathSeparator + jar;
-            List<String> cmd = new java.util.ArrayList<>();
-            cmd.add(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            cmd.add("-Xmx512m");
-            cmd.add("-cp");
-            cmd.add(cp);
-            cmd.add(MAIN);
-            cmd.add("--agent-jar");
-            cmd.add(jar.toString());
-            forward(cmd, "--rate", rate);
-            forward(cmd, "--rtt", rtt);
-            forward(cmd, "--loss", loss);
-            forward(cmd, "--buffer", buffer);
-            forward(cmd, "--bytes", bytes);
-            forward(cmd, "--cc", cc);
-            forward(cmd, "--canary", canary);
-            forward(cmd, "--canary-connections", canaryConnections);
-            forward(cmd, "--canary-bytes", canaryBytes);
-            forward(cmd, "--seed", seed);
-            forward(cmd, "--out", outDir);
-            if (quick) {
-                cmd.add("--quick");
-            }
-            out.flush();
-            Process p = new ProcessBuilder(cmd).inheritIO().start();
-            Thread stop = new Thread(() -> {
-                p.descendants().forEach(ProcessHandle::destroy);
-                p.destroy();
-            }, "ccagent-demo-stop");
-            Runtime.getRuntime().addShutdownHook(stop);
-            int status = p.waitFor();
-            try {
-                Runtime.getRuntime().removeShutdownHook(stop);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs anyway
-            }
-            return status;
-        }
-
-        private static void forward(List<String> cmd, String flag, String value) {
-            if (value != null) {
-                cmd.add(flag);
-                cmd.add(value);
-            }
-        }
-
-        /** This jar: agent/target/ccagent.jar of a build tree (system property ccagent.jar overrides, for tests). */
-        static java.nio.file.Path ownJar() {
-            String override = System.getProperty("ccagent.jar");
-            java.nio.file.Path jar;
-            if (override != null) {
-                jar = java.nio.file.Path.of(override);
-            } else {
-                try {
-                    jar = java.nio.file.Path.of(Cli.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-                } catch (java.net.URISyntaxException | RuntimeException e) {
-                    throw new CliException(1, "cannot tell where ccagent.jar is: " + e.getMessage());
-                }
-            }
-            jar = jar.toAbsolutePath().normalize();
-            if (!java.nio.file.Files.isRegularFile(jar) || jar.getParent() == null || jar.getParent().getParent() == null
-                    || jar.getParent().getParent().getParent() == null) {
-                throw new CliException(1, "the demo runs from agent/target/ccagent.jar inside the build tree, not from "
-                        + jar + ": " + HINT);
-            }
-            return jar;
+        public Integer call() {
+            err.println("ccagent: " + WHERE);
+            return 2;
         }
     }
 

@@ -45,6 +45,8 @@ public final class AgentArgs {
         Map<String, String> k = new LinkedHashMap<>();
         k.put("cc", "default algorithm for new connections: " + String.join("|", Algorithms.names()) + "|stock");
         k.put("canary", "ALGO:PCT%[,ALGO:PCT%...] share of new connections per algorithm, e.g. bbr3:10%");
+        k.put("canary.salt", "secret per deployment that keys the canary hash, so clients cannot choose their arm"
+                + " (default none: arms recomputable from connection ids alone; see docs/safety-control.md)");
         k.put("opt.ALGO.KEY", "option KEY of algorithm ALGO, e.g. opt.bbr1.quantum-ratio=0.002");
         k.put("config", "a properties file with these keys");
         k.put("log", "off|error|warn|info|debug (default info)");
@@ -60,6 +62,9 @@ public final class AgentArgs {
         k.putAll(NettyConfig.KEYS);
         KEYS = java.util.Collections.unmodifiableMap(k);
     }
+
+    /** Keys whose values are never shown (status, JMX, error lines). */
+    public static final Set<String> SECRET_KEYS = Set.of("canary.salt");
 
     static final Set<String> KNOWN_TARGETS = Set.of("kwik", "netty");
 
@@ -211,6 +216,7 @@ public final class AgentArgs {
         long profileDuration = 10_000_000_000L;
         long profileEvery = 600_000_000_000L;
         boolean detect = true;
+        long[] saltKey = null;
         NettyConfig.Builder netty = new NettyConfig.Builder();
 
         for (Map.Entry<String, String> e : entries.entrySet()) {
@@ -252,6 +258,10 @@ public final class AgentArgs {
                         targets = parseTargets(value);
                         break;
                     case "profile-on-spin":
+                        if (value.indexOf(',') >= 0) {
+                            throw new CcConfigException("a comma in the directory name is refused (it would be spliced"
+                                    + " into async-profiler's comma-separated options)");
+                        }
                         profileDir = path(value);
                         break;
                     case "profile-on-spin.duration":
@@ -268,6 +278,12 @@ public final class AgentArgs {
                         break;
                     case "detect":
                         detect = onOff(value);
+                        break;
+                    case "canary.salt":
+                        if (value.length() < 8) {
+                            throw new CcConfigException("a salt needs at least 8 characters");
+                        }
+                        saltKey = dev.ccagent.agent.select.AlgorithmSelector.saltKey(value);
                         break;
                     default:
                         if (key.startsWith("netty.")) {
@@ -288,7 +304,7 @@ public final class AgentArgs {
                         }
                 }
             } catch (CcConfigException ex) {
-                problems.add(key + "=" + value + ": " + ex.getMessage());
+                problems.add(key + "=" + (SECRET_KEYS.contains(key) ? "(hidden)" : value) + ": " + ex.getMessage());
             }
         }
 
@@ -317,7 +333,8 @@ public final class AgentArgs {
         }
         return new Result(new AgentConfig(defaultArm, canaryArms, level, jfr, jfrMaxSize, jfrMaxAge, fixStall,
                 targets, profileDir, new LinkedHashMap<>(entries))
-                .withDetection(detect, profileDuration, profileEvery).withNetty(nettyConfig), problems);
+                .withDetection(detect, profileDuration, profileEvery).withNetty(nettyConfig)
+                .withCanarySaltKey(saltKey), problems);
     }
 
     private static AgentConfig.Arm arm(String label, String algorithm, double pct, Map<String, CcOptions> validated) {

@@ -77,6 +77,7 @@ public final class AgentConfig {
     private long profileDurationNanos = 10_000_000_000L;
     private long profileEveryNanos = 600_000_000_000L;
     private NettyConfig netty = NettyConfig.DEFAULT;
+    private long[] canarySaltKey;
 
     AgentConfig(Arm defaultArm, List<Arm> canaryArms, AgentLog.Level logLevel, Path jfrFile, long jfrMaxSizeBytes,
                 long jfrMaxAgeNanos, boolean fixKwikStreamStall, Set<String> targets, Path profileOnSpinDir,
@@ -97,6 +98,17 @@ public final class AgentConfig {
     AgentConfig withNetty(NettyConfig nettyConfig) {
         this.netty = nettyConfig;
         return this;
+    }
+
+    /** Sets the canary salt's key (while building, before the configuration is published). */
+    AgentConfig withCanarySaltKey(long[] key) {
+        this.canarySaltKey = key;
+        return this;
+    }
+
+    /** The SipHash key derived from {@code canary.salt}, or null (unsalted arm assignment). */
+    public long[] canarySaltKey() {
+        return canarySaltKey;
     }
 
     /** The {@code netty.*} keys: quiche's algorithms for Netty QUIC, pacing, path stats. */

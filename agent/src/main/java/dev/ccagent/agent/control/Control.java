@@ -39,6 +39,7 @@ public final class Control implements ControlMXBean {
 
     /** Registers the MXBean once per JVM; later calls keep the first registration. */
     public static void register(Detacher detacher, Reconfigurer reconfigurer) {
+        detached = false; // (re)started: set works again (no LOCK here: the caller holds CcAgent's monitor)
         try {
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
             ObjectName name = new ObjectName(OBJECT_NAME);
@@ -58,7 +59,9 @@ public final class Control implements ControlMXBean {
         if (c == null) {
             return "";
         }
-        return c.raw().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(";"));
+        return c.raw().entrySet().stream()
+                .map(e -> e.getKey() + "=" + (AgentArgs.SECRET_KEYS.contains(e.getKey()) ? "(hidden)" : e.getValue()))
+                .collect(Collectors.joining(";"));
     }
 
     @Override
@@ -102,26 +105,62 @@ public final class Control implements ControlMXBean {
         return AgentRuntime.config() != null;
     }
 
+    /**
+     * Keys {@link #set} refuses: those that name files (a JMX client must not make the agent read or
+     * write a file the operator did not name at start) and those that only take effect at install.
+     */
+    public static final Map<String, String> REFUSED_KEYS = Map.of(
+            "config", "it names a file to read; give its entries instead",
+            "jfr", "it names a file to write; only the start-up arguments may name one",
+            "jfr.max-size", "it only applies to the recording started at start-up",
+            "jfr.max-age", "it only applies to the recording started at start-up",
+            "profile-on-spin", "it names a directory to write to; only the start-up arguments may name one",
+            "fix.kwik-stream-stall", "it only applies when the agent installs its hooks (restart or attach anew)",
+            "detect", "it only applies when the agent installs its hooks (restart or attach anew)",
+            "targets", "it only applies when the agent installs its hooks (restart or attach anew)");
+
+    /** Merging a change into the configuration and putting it in force is one step: concurrent sets never lose one. */
+    private static final Object LOCK = new Object();
+    /** Set by {@link #detach}; cleared when the agent starts again (a new attach registers anew). */
+    private static volatile boolean detached;
+
     @Override
     public String set(String entries) {
-        AgentConfig current = AgentRuntime.config();
-        Map<String, String> merged = new LinkedHashMap<>(current != null ? current.raw() : Map.of());
-        AgentArgs.Result given = AgentArgs.parseEntries(entries);
-        if (!given.problems().isEmpty()) {
-            throw new IllegalArgumentException(String.join("\n", given.problems()));
+        synchronized (LOCK) {
+            if (detached || AgentRuntime.config() == null) {
+                throw new IllegalStateException("ccagent is detached (or never started) in this JVM: set is refused;"
+                        + " attach the agent again to change its configuration");
+            }
+            AgentArgs.Result given = AgentArgs.parseEntries(entries);
+            List<String> problems = new java.util.ArrayList<>(given.problems());
+            for (String key : given.entries().keySet()) {
+                String why = REFUSED_KEYS.get(key.strip());
+                if (why != null) {
+                    problems.add(key.strip() + ": refused over JMX: " + why);
+                }
+            }
+            if (!problems.isEmpty()) {
+                throw new IllegalArgumentException(String.join("\n", problems));
+            }
+            AgentConfig current = AgentRuntime.config();
+            Map<String, String> merged = new LinkedHashMap<>(current.raw());
+            merged.putAll(given.entries());
+            merged.remove("config"); // never read a file here (a start-up config file's entries are in raw already)
+            AgentArgs.Result result = AgentArgs.parse(merged);
+            if (!result.ok()) {
+                throw new IllegalArgumentException(String.join("\n", result.problems()));
+            }
+            reconfigurer.apply(result.config(), "set");
+            return getConfiguration();
         }
-        merged.putAll(given.entries());
-        AgentArgs.Result result = AgentArgs.parse(merged);
-        if (!result.ok()) {
-            throw new IllegalArgumentException(String.join("\n", result.problems()));
-        }
-        reconfigurer.apply(result.config(), "set");
-        return getConfiguration();
     }
 
     @Override
     public void detach() {
-        detacher.detach();
+        synchronized (LOCK) {
+            detached = true;
+            detacher.detach();
+        }
     }
 
     private static String trim(double v) {

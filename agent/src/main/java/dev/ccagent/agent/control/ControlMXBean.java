@@ -36,6 +36,10 @@ public interface ControlMXBean {
      * Changes the configuration for new connections. {@code entries} uses the start-up grammar
      * ({@code cc=bbr1;canary=bbr3:50%}); keys not given keep their current value. Validated like
      * start-up arguments: on any problem nothing changes and the problems are thrown, one per line.
+     * Refused: keys that name files ({@code config}, {@code jfr}, {@code profile-on-spin}) and keys that
+     * only apply at install ({@code fix.kwik-stream-stall}, {@code detect}, {@code targets},
+     * {@code jfr.max-size}, {@code jfr.max-age}); and any call after {@link #detach()}. Concurrent
+     * calls apply one after the other (none is lost). See docs/safety-control.md.
      *
      * @return the configuration now in force
      */

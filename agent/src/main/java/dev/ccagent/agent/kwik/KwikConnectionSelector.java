@@ -51,7 +51,7 @@ final class KwikConnectionSelector {
     }
 
     Choice choose(byte[] connectionId, int maxPacketSize) {
-        AgentConfig.Arm arm = AlgorithmSelector.select(config, AlgorithmSelector.hash(connectionId));
+        AgentConfig.Arm arm = AlgorithmSelector.select(config, AlgorithmSelector.hash(config, connectionId));
         CongestionController cc = ControllerFactory.create(arm, maxPacketSize, KWIK_QUANTUM_RATIO);
         AgentRuntime.countConnection("kwik", arm);
         KwikTelemetry.assigned(role, connectionId, arm);

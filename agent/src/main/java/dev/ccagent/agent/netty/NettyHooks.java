@@ -27,8 +27,18 @@ public final class NettyHooks {
 
     private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
 
-    /** The application's settings of each native quiche config, by its address (from QuicheConfig's constructor). */
+    /**
+     * The application's settings of each native quiche config, by its address (from QuicheConfig's
+     * constructor; removed by {@code QuicheConfig.free()}). At most {@link #MAX_CONFIGS}: beyond that a
+     * new config is not remembered and its connections keep the application's settings (logged once).
+     */
     static final Map<Long, AppSettings> CONFIGS = new ConcurrentHashMap<>();
+    static final int MAX_CONFIGS = 4096;
+
+    /** A send time this far (or more) after now is not believed: the datagram is treated as due now. */
+    static final long MAX_LEAD_NANOS = 100_000_000L;
+    /** A send time this far (or more) before now is not believed either (stale or garbage). */
+    static final long MAX_LAG_NANOS = 1_000_000_000L;
 
     /** The selection of the connection just created on this thread, for the channel-level advice. */
     private static final ThreadLocal<Selection> LAST = new ThreadLocal<>();
@@ -97,6 +107,11 @@ public final class NettyHooks {
             NettyQuiche q = NettyQuiche.of(configClass);
             String name = cc == null ? "default" : ((Enum<?>) cc).name();
             int id = cc == null ? NettyQuiche.CUBIC : q.nettyIdOf(name);
+            if (CONFIGS.size() >= MAX_CONFIGS && !CONFIGS.containsKey(address)) {
+                AgentLog.warnOnce("netty-configs-full", "netty: more than " + MAX_CONFIGS + " live quiche configs;"
+                        + " connections of further configs keep the application's settings", null);
+                return;
+            }
             CONFIGS.put(address, new AppSettings(id, name, hystart == null || hystart, cwnd == null ? 10 : cwnd));
             if (cc != null && "BBR".equals(name) && q.bbrRefusal != null) {
                 AgentLog.warnOnce("netty-app-bbr:" + q.packageName,
@@ -109,12 +124,47 @@ public final class NettyHooks {
         }
     }
 
+    /** At the start of {@code QuicheConfig.free()}: the native config goes away, and so does what we kept of it. */
+    public static void onConfigFreed(long address) {
+        try {
+            if (address != -1 && address != 0) {
+                CONFIGS.remove(address);
+            }
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty config release", t);
+        }
+    }
+
     // ---------------------------------------------------------------- connection creation
+
+    /**
+     * Test-only fault injection: when the JVM runs with {@code -Dccagent.test.netty-lookup-fails=true},
+     * every lookup of Netty's quiche natives by our code fails (as a changed Netty, a module boundary or
+     * a broken class loader would make it), so tests can prove that connections are still created by
+     * the original native call. Read once; nothing else reads it.
+     */
+    static final boolean TEST_LOOKUP_FAILS = Boolean.getBoolean("ccagent.test.netty-lookup-fails");
+
+    /** The natives of the caller's package, or null when our lookup fails (counted, logged once). */
+    private static NettyQuiche lookup(Class<?> caller) {
+        try {
+            return NettyQuiche.of(caller);
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty quiche lookup", t);
+            return null;
+        }
+    }
 
     /** Replaces {@code Quiche.quiche_conn_new_with_tls} in QuicheQuicServerCodec and QuicheQuicChannel. */
     public static long connNew(long scid, int scidLen, long ocid, int ocidLen, long local, int localLen, long peer,
                                int peerLen, long config, long ssl, boolean server) throws Throwable {
-        NettyQuiche q = NettyQuiche.of(WALKER.getCallerClass());
+        Class<?> caller = WALKER.getCallerClass();
+        NettyQuiche q = lookup(caller);
+        if (q == null || q.connNew == null) {
+            // fail open: the original native call, reached without our lookup
+            return (long) OriginalNatives.invoke(caller, "quiche_conn_new_with_tls", scid, scidLen, ocid, ocidLen,
+                    local, localLen, peer, peerLen, config, ssl, server);
+        }
         Selection s = before(q, scid, scidLen, config, server ? "server" : "client");
         long conn;
         try {
@@ -130,7 +180,12 @@ public final class NettyHooks {
     /** Replaces {@code Quiche.quiche_conn_new_with_tls_and_client_dcid} (Netty 4.2.17+, clients). */
     public static long connNewClientDcid(long scid, int scidLen, long dcid, int dcidLen, long local, int localLen,
                                          long peer, int peerLen, long config, long ssl) throws Throwable {
-        NettyQuiche q = NettyQuiche.of(WALKER.getCallerClass());
+        Class<?> caller = WALKER.getCallerClass();
+        NettyQuiche q = lookup(caller);
+        if (q == null || q.connNewClientDcid == null) {
+            return (long) OriginalNatives.invoke(caller, "quiche_conn_new_with_tls_and_client_dcid", scid, scidLen,
+                    dcid, dcidLen, local, localLen, peer, peerLen, config, ssl);
+        }
         Selection s = before(q, scid, scidLen, config, "client");
         long conn;
         try {
@@ -152,7 +207,7 @@ public final class NettyHooks {
             }
             NettyConfig n = cfg.netty();
             byte[] id = q.read(scid, scidLen);
-            AgentConfig.Arm arm = AlgorithmSelector.select(n.canaryArms(), n.defaultArm(), AlgorithmSelector.hash(id));
+            AgentConfig.Arm arm = AlgorithmSelector.select(n.canaryArms(), n.defaultArm(), AlgorithmSelector.hash(cfg, id));
             Selection s = new Selection(side, hex(id), arm, q);
             if (!n.changesConnections()) {
                 s.app = CONFIGS.get(config);
@@ -370,8 +425,9 @@ public final class NettyHooks {
                 sec = Long.reverseBytes(sec);
                 nsec = Long.reverseBytes(nsec);
             }
-            long at = sec * 1_000_000_000L + nsec;
-            boolean hold = at != 0 && at - System.nanoTime() > NettyPacer.EARLY_NANOS;
+            long now = System.nanoTime();
+            long at = believable(sec * 1_000_000_000L + nsec, now);
+            boolean hold = at != 0 && at - now > NettyPacer.EARLY_NANOS;
             // the pacer counts this datagram as the channel's held one; a stale holder (no pacer took
             // it) never outlives the next datagram of quiche's send loop
             if (hold) {
@@ -426,8 +482,19 @@ public final class NettyHooks {
         }
     }
 
-    /** End of a {@code connectionSend} that ran. */
+    /**
+     * quiche's send time {@code at} as the pacer may use it: 0 ("now") when outside
+     * [now − {@link #MAX_LAG_NANOS}, now + {@link #MAX_LEAD_NANOS}] (garbage, a clock quiche does not
+     * share with us, or a buffer read after it was released).
+     */
+    static long believable(long at, long now) {
+        long lead = at - now;
+        return at == 0 || lead >= MAX_LEAD_NANOS || lead <= -MAX_LAG_NANOS ? 0 : at;
+    }
+
+    /** End of a {@code connectionSend} that ran (also when it threw). */
     public static void sendExit(Object channel, long datagramsBefore) {
+        endSendLoop();
         if (datagramsBefore < 0) {
             return;
         }
@@ -477,6 +544,25 @@ public final class NettyHooks {
         }
     }
 
+    /**
+     * quiche's send loop on this thread ended (quiche answered DONE, or the loop threw): its last
+     * send_info is no one's any more. A later write on this thread that is not from a send loop
+     * (Retry, version negotiation, stateless reset) must not take its send time, nor read a buffer
+     * {@code QuicheQuicConnection.free()} may already have released.
+     */
+    static void endSendLoop() {
+        try {
+            SendSlot s = SLOT.get();
+            if (s.pending != null) {
+                s.pending = null;
+                s.cleared++;
+            }
+            s.holder = null;
+        } catch (Throwable ignored) {
+            // nothing held
+        }
+    }
+
     /** The channel whose send loop the datagram being written on this thread stopped (null if none). */
     static Object takeHolder() {
         SendSlot s = SLOT.get();
@@ -497,16 +583,54 @@ public final class NettyHooks {
         return s.observe(now);
     }
 
-    /** {datagrams seen, datagrams whose send time was ≥ 50 µs ahead, largest lead ns}, over all threads. */
+    /** Counts of event-loop threads that ended (their slots are pruned): skipped, seen, ahead, max lead, unbelievable. */
+    private static final long[] RETIRED = new long[5];
+
+    /**
+     * {datagrams seen, datagrams whose send time was ≥ 50 µs ahead, largest lead ns, skipped sends,
+     * send times not believed}, over all threads (slots of threads that ended are folded in and dropped).
+     */
     public static long[] sendTimeStats() {
-        long[] out = new long[4];
+        long[] out = new long[5];
+        synchronized (RETIRED) {
+            pruneSlots();
+            out[0] = RETIRED[1];
+            out[1] = RETIRED[2];
+            out[2] = RETIRED[3];
+            out[3] = RETIRED[0];
+            out[4] = RETIRED[4];
+        }
         for (SendSlot s : SLOTS) {
             out[3] += s.skippedSends;
             out[0] += s.seen;
             out[1] += s.ahead;
             out[2] = Math.max(out[2], s.maxLead);
+            out[4] += s.unbelievable;
         }
         return out;
+    }
+
+    /** Drops the slots of threads that ended (caller holds RETIRED), keeping their counts. */
+    private static void pruneSlots() {
+        for (SendSlot s : SLOTS) {
+            Thread t = s.thread.get();
+            if (t == null || !t.isAlive()) {
+                RETIRED[0] += s.skippedSends;
+                RETIRED[1] += s.seen;
+                RETIRED[2] += s.ahead;
+                RETIRED[3] = Math.max(RETIRED[3], s.maxLead);
+                RETIRED[4] += s.unbelievable;
+                SLOTS.remove(s);
+            }
+        }
+    }
+
+    /** Live per-thread slots (tests: the list must not grow with threads that ended). */
+    static int slotCount() {
+        synchronized (RETIRED) {
+            pruneSlots();
+        }
+        return SLOTS.size();
     }
 
     static final class SendSlot {
@@ -517,8 +641,16 @@ public final class NettyHooks {
         long seen;
         long ahead;
         long maxLead;
+        /** Send times outside the believable window (treated as "now"). */
+        long unbelievable;
+        /** send_infos a send loop left unclaimed at its end. */
+        long cleared;
+        final java.lang.ref.WeakReference<Thread> thread = new java.lang.ref.WeakReference<>(Thread.currentThread());
 
         SendSlot() {
+            synchronized (RETIRED) {
+                pruneSlots();
+            }
             SLOTS.add(this);
         }
 
@@ -531,9 +663,13 @@ public final class NettyHooks {
                 sec = Long.reverseBytes(sec);
                 nsec = Long.reverseBytes(nsec);
             }
-            long at = sec * 1_000_000_000L + nsec;
+            long raw = sec * 1_000_000_000L + nsec;
+            long at = believable(raw, now);
+            if (at == 0 && raw != 0) {
+                unbelievable++;
+            }
             seen++;
-            long lead = at - now;
+            long lead = at == 0 ? 0 : at - now;
             if (lead >= AHEAD_NANOS) {
                 ahead++;
                 if (lead > maxLead) {

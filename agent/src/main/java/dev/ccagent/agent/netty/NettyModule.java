@@ -159,7 +159,8 @@ public final class NettyModule extends TargetModule {
         return builder
                 .type(named(pkg + ".QuicheConfig"), loaderCheck, unnamed)
                 .transform(new AgentBuilder.Transformer.ForAdvice().include(ours)
-                        .advice(isConstructor().and(takesArguments(22)), ConfigAdvice.class.getName()))
+                        .advice(isConstructor().and(takesArguments(22)), ConfigAdvice.class.getName())
+                        .advice(named("free").and(takesArguments(0)), ConfigFreeAdvice.class.getName()))
                 .type(named(pkg + ".QuicheQuicServerCodec"), loaderCheck, unnamed)
                 .transform(substitute)
                 .transform(new AgentBuilder.Transformer.ForAdvice().include(ours)
@@ -194,6 +195,17 @@ public final class NettyModule extends TargetModule {
                          @Advice.Argument(14) Boolean hystart, @Advice.Argument(16) Object cc,
                          @Advice.Argument(17) Integer cwnd) {
             NettyHooks.onConfig(type, address, hystart, cc, cwnd);
+        }
+    }
+
+    /** Inlined at the start of QuicheConfig.free(): forget that native config's settings. */
+    public static final class ConfigFreeAdvice {
+        private ConfigFreeAdvice() {
+        }
+
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter(@Advice.FieldValue("config") long address) {
+            NettyHooks.onConfigFreed(address);
         }
     }
 
@@ -252,7 +264,7 @@ public final class NettyModule extends TargetModule {
             return false;
         }
 
-        @Advice.OnMethodExit(suppress = Throwable.class)
+        @Advice.OnMethodExit(suppress = Throwable.class, onThrowable = Throwable.class)
         static void exit(@Advice.This Object channel, @Advice.Enter boolean skipped,
                          @Advice.Local("before") long before, @Advice.Origin Class<?> type,
                          @Advice.Return(readOnly = false, typing = Assigner.Typing.DYNAMIC) Object result) {

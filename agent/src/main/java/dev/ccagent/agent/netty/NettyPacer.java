@@ -38,6 +38,12 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  *
  * Queues are parallel arrays (no allocation per datagram); a timer task is allocated per wake-up.
+ *
+ * <p>Bounds: a send time outside [now − 1 s, now + 100 ms] counts as "now" ({@link NettyHooks#believable});
+ * at most {@link #MAX_QUEUED_DATAGRAMS} datagrams and {@link #MAX_QUEUED_BYTES} bytes wait per
+ * destination (beyond that the oldest leave early, in order: nothing is dropped or reordered); the
+ * timer is re-armed in a {@code finally}, and when it cannot be (event loop shutting down) everything
+ * queued is written at once. A datagram is written or released exactly once.
  */
 final class NettyPacer extends ChannelDuplexHandler {
 
@@ -53,8 +59,16 @@ final class NettyPacer extends ChannelDuplexHandler {
     static final long TIMER_LEAD_NANOS = 500_000L;
     /** Re-arming for a deadline closer than this to the pending one is not worth a new timer. */
     static final long REARM_SLACK_NANOS = 200_000L;
+    /** Cap on datagrams waiting per destination (beyond it, the oldest leave early). */
+    static final int MAX_QUEUED_DATAGRAMS = 4096;
+    /** Cap on bytes waiting per destination (beyond it, the oldest leave early). */
+    static final long MAX_QUEUED_BYTES = 4L << 20;
+    /** Destinations whose empty queue is kept for reuse (their rate estimate); more are dropped when empty. */
+    static final int MAX_IDLE_DESTINATIONS = 64;
 
     private final int maxBurst;
+    /** The clock send times are compared with ({@code CLOCK_MONOTONIC}); tests freeze it. */
+    java.util.function.LongSupplier clock = System::nanoTime;
     private final Map<Object, Fifo> byDestination = new HashMap<>();
     private final List<Fifo> active = new ArrayList<>();
     private final Runnable drainTask = this::drain;
@@ -62,6 +76,8 @@ final class NettyPacer extends ChannelDuplexHandler {
     private ScheduledFuture<?> timer;
     private long timerDeadline;
     private boolean draining;
+    /** After channelInactive/handlerRemoved: nothing queues any more. */
+    private boolean closed;
     /** Datagrams that went straight through (not held). */
     private long straight;
     private boolean summarised;
@@ -74,6 +90,8 @@ final class NettyPacer extends ChannelDuplexHandler {
     long releasedLate;     // more than 1 ms after the send time
     long maxLatenessNanos;
     long maxQueued;
+    /** Datagrams that left before their time because their destination's queue was at its cap. */
+    long overCap;
 
     /** Per QUIC channel: how many of its datagrams the pacer holds that stopped its send loop. */
     private static final AttributeKey<int[]> HELD = AttributeKey.valueOf("dev.ccagent.netty.held");
@@ -89,7 +107,7 @@ final class NettyPacer extends ChannelDuplexHandler {
         return held;
     }
 
-    private NettyPacer(int maxBurst) {
+    NettyPacer(int maxBurst) {
         this.maxBurst = maxBurst;
     }
 
@@ -116,7 +134,7 @@ final class NettyPacer extends ChannelDuplexHandler {
 
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
-        long now = System.nanoTime();
+        long now = clock.getAsLong();
         long at = NettyHooks.takeSendTime(now);
         Object holder = NettyHooks.takeHolder();
         if (!(msg instanceof DatagramPacket)) {
@@ -127,11 +145,12 @@ final class NettyPacer extends ChannelDuplexHandler {
         DatagramPacket packet = (DatagramPacket) msg;
         Object destination = packet.recipient();
         Fifo q = byDestination.get(destination);
-        if ((q == null || q.size == 0) && !draining && at - now <= 0) {
+        if (closed || ((q == null || q.size == 0) && !draining && at - now <= 0)) {
             straight++;
             ctx.write(msg, promise);
             return;
         }
+        boolean queued = false;
         try {
             if (q == null) {
                 q = new Fifo(destination);
@@ -143,6 +162,7 @@ final class NettyPacer extends ChannelDuplexHandler {
             }
             int[] held = holder instanceof Channel ? heldOf((Channel) holder, true) : null;
             q.add(msg, promise, at == 0 ? now : at, packet.content().readableBytes(), held);
+            queued = true;
             if (held != null) {
                 held[0]++;
             }
@@ -150,13 +170,23 @@ final class NettyPacer extends ChannelDuplexHandler {
             if (q.size > maxQueued) {
                 maxQueued = q.size;
             }
+            // bounded: the oldest leave early (in order) while this destination is over a cap
+            while (q.size > 1 && (q.size > MAX_QUEUED_DATAGRAMS || q.queuedBytes > MAX_QUEUED_BYTES)) {
+                q.writeHead(ctx);
+                overCap++;
+            }
             if (!draining) {
                 arm(q.headAt() - TIMER_LEAD_NANOS, now);
             }
         } catch (Throwable t) {
-            // fail open: this datagram goes out now
+            // fail open: this datagram goes out now, exactly once. If it is already queued, everything
+            // queued goes out now, in order (writing it here as well would write and release it twice).
             AgentRuntime.recordFallback("netty pacer", t);
-            ctx.write(msg, promise);
+            if (queued) {
+                flushAll(ctx); // every destination: the timer the others waited for may be gone
+            } else {
+                ctx.write(msg, promise);
+            }
         }
     }
 
@@ -166,19 +196,20 @@ final class NettyPacer extends ChannelDuplexHandler {
                 return;
             }
             timer.cancel(false);
+            timer = null;
         }
+        ScheduledFuture<?> f = ctx.executor().schedule(drainTask, Math.max(0, deadline - now), TimeUnit.NANOSECONDS);
         timerDeadline = deadline;
-        timer = ctx.executor().schedule(drainTask, Math.max(0, deadline - now), TimeUnit.NANOSECONDS);
+        timer = f;
     }
 
     private void drain() {
         timer = null;
         wakeups++;
-        long next = Long.MAX_VALUE;
         boolean wrote = false;
         draining = true;
         try {
-            long now = System.nanoTime();
+            long now = clock.getAsLong();
             for (int i = 0; i < active.size(); ) {
                 Fifo q = active.get(i);
                 int early = 0;
@@ -203,39 +234,58 @@ final class NettyPacer extends ChannelDuplexHandler {
                     }
                     q.writeHead(ctx);
                     wrote = true;
-                    now = System.nanoTime();
+                    now = clock.getAsLong();
                 }
                 if (q.size == 0) {
                     q.inActive = false;
                     active.remove(i);
-                    if (byDestination.size() > 64) {
+                    if (byDestination.size() > MAX_IDLE_DESTINATIONS) {
                         byDestination.remove(q.destination);
                     }
                 } else {
-                    next = Math.min(next, q.headAt());
                     i++;
                 }
             }
         } finally {
             draining = false;
-        }
-        if (wrote) {
-            long before = straight;
-            ctx.flush();
-            // Completing those writes ran Netty's continue-sending listener, whose datagrams due now
-            // went straight through; its own flush was swallowed (the channel was inside this flush),
-            // so they would wait for the next wake-up: flush again (bounded, each round may repeat it).
-            for (int round = 0; straight != before && round < 4; round++) {
-                before = straight;
-                ctx.flush();
+            try {
+                if (wrote) {
+                    long before = straight;
+                    ctx.flush();
+                    // Completing those writes ran Netty's continue-sending listener, whose datagrams due
+                    // now went straight through; its own flush was swallowed (the channel was inside this
+                    // flush), so they would wait for the next wake-up: flush again (bounded).
+                    for (int round = 0; straight != before && round < 4; round++) {
+                        before = straight;
+                        ctx.flush();
+                    }
+                }
+            } finally {
+                rearm();
             }
         }
-        // writes that arrived while draining (promise listeners re-entering quiche's send loop)
+    }
+
+    /**
+     * Arms the timer for the earliest head still queued (also writes that arrived while draining:
+     * promise listeners re-entering quiche's send loop). If the event loop refuses the timer (it is
+     * shutting down), everything queued goes out now instead of waiting for a wake-up that never comes.
+     */
+    private void rearm() {
+        long next = Long.MAX_VALUE;
         for (Fifo q : active) {
-            next = Math.min(next, q.headAt());
+            if (q.size > 0) {
+                next = Math.min(next, q.headAt());
+            }
         }
-        if (next != Long.MAX_VALUE) {
-            arm(next - TIMER_LEAD_NANOS, System.nanoTime());
+        if (next == Long.MAX_VALUE) {
+            return;
+        }
+        try {
+            arm(next - TIMER_LEAD_NANOS, clock.getAsLong());
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty pacer timer", t);
+            flushAll(ctx);
         }
     }
 
@@ -256,37 +306,70 @@ final class NettyPacer extends ChannelDuplexHandler {
         failAll();
     }
 
-    String summary() {
-        return "datagrams=" + datagrams + " deferred=" + deferred + " wakeups=" + wakeups + " onTime=" + releasedOnTime
-                + " late=" + releasedLate + " maxLateUs=" + maxLatenessNanos / 1000 + " maxQueued=" + maxQueued;
+    /** Datagrams waiting, over all destinations (tests, logs). */
+    int queued() {
+        int n = 0;
+        for (int i = 0; i < active.size(); i++) {
+            n += active.get(i).size;
+        }
+        return n;
     }
 
-    /** Writes everything queued now, in order (closing: do not hold packets back). */
+    /** Destinations with a queue object (tests: bounded). */
+    int destinations() {
+        return byDestination.size();
+    }
+
+    String summary() {
+        return "datagrams=" + datagrams + " deferred=" + deferred + " wakeups=" + wakeups + " onTime=" + releasedOnTime
+                + " late=" + releasedLate + " maxLateUs=" + maxLatenessNanos / 1000 + " maxQueued=" + maxQueued + " overCap=" + overCap;
+    }
+
+    /**
+     * Writes everything queued now, in order (closing, or the timer cannot be armed). Index loops:
+     * a write's listener may re-enter {@link #write} and queue more, which is written in this pass too.
+     */
     private void flushAll(ChannelHandlerContext ctx) {
         boolean wrote = false;
-        for (Fifo q : active) {
-            while (q.size > 0) {
-                q.writeHead(ctx);
-                wrote = true;
+        boolean wasDraining = draining;
+        draining = true;
+        try {
+            for (int i = 0; i < active.size(); i++) {
+                Fifo q = active.get(i);
+                while (q.size > 0) {
+                    q.writeHead(ctx);
+                    wrote = true;
+                }
             }
-            q.inActive = false;
+        } finally {
+            draining = wasDraining;
+            for (int i = 0; i < active.size(); i++) {
+                active.get(i).inActive = active.get(i).size > 0;
+            }
+            active.removeIf(q -> !q.inActive);
         }
-        active.clear();
         if (wrote) {
             ctx.flush();
         }
     }
 
+    /**
+     * The channel went inactive or the pacer was removed: every queued datagram is released and its
+     * promise failed, once; from now on writes pass straight through (nothing queues behind a dead timer).
+     */
     private void failAll() {
+        closed = true;
         if (timer != null) {
             timer.cancel(false);
             timer = null;
         }
-        for (Fifo q : active) {
+        for (int i = 0; i < active.size(); i++) {
+            Fifo q = active.get(i);
             q.failAll();
             q.inActive = false;
         }
         active.clear();
+        byDestination.clear();
         if (AgentLog.enabled(AgentLog.Level.DEBUG) && datagrams > 0 && ctx != null && !summarised) {
             summarised = true;
             AgentLog.debug("netty pacer " + ctx.channel() + ": " + summary());
@@ -304,6 +387,8 @@ final class NettyPacer extends ChannelDuplexHandler {
         int[][] held = new int[64][];
         int head;
         int size;
+        /** Bytes of the datagrams in the ring. */
+        long queuedBytes;
         boolean inActive;
         /** quiche's pacing rate as its send times show it: bytes per nanosecond (EWMA), 0 until known. */
         double bytesPerNano;
@@ -327,6 +412,7 @@ final class NettyPacer extends ChannelDuplexHandler {
             bytes[i] = len;
             held[i] = heldCounter;
             size++;
+            queuedBytes += len;
             observeRate(ats[i], len);
         }
 
@@ -385,6 +471,7 @@ final class NettyPacer extends ChannelDuplexHandler {
         /** Takes the head out of the ring (its message and promise were read by the caller). */
         private void dropHead() {
             release(head);
+            queuedBytes -= bytes[head];
             msgs[head] = null;
             promises[head] = null;
             head = (head + 1) & (msgs.length - 1);

@@ -132,6 +132,9 @@ final class NettyQuiche {
 
     /** The state for the {@code Quiche} class of {@code nettyClass}'s package and loader. */
     static NettyQuiche of(Class<?> nettyClass) throws ClassNotFoundException {
+        if (NettyHooks.TEST_LOOKUP_FAILS) {
+            throw new IllegalStateException("injected lookup failure (-Dccagent.test.netty-lookup-fails=true)");
+        }
         Class<?> quiche = Class.forName(nettyClass.getPackageName() + ".Quiche", false, nettyClass.getClassLoader());
         return BY_QUICHE_CLASS.get(quiche);
     }

@@ -41,7 +41,82 @@ public final class AlgorithmSelector {
         return (int) Long.remainderUnsigned(mix(idHash), BUCKETS);
     }
 
-    /** A stable 64-bit hash of a connection id (FNV-1a), the input of {@link #select}. */
+    /**
+     * The hash {@link #select} takes for a connection id under {@code config}: keyed SipHash-2-4 when
+     * {@code canary.salt} is set (a client that does not know the salt cannot choose its arm), else
+     * the unsalted {@link #hash(byte[])} (arms recomputable offline from the ids alone).
+     */
+    public static long hash(AgentConfig config, byte[] connectionId) {
+        long[] key = config != null ? config.canarySaltKey() : null;
+        return key == null ? hash(connectionId) : sipHash24(key[0], key[1], connectionId);
+    }
+
+    /** The SipHash key of a salt: the first 16 bytes of SHA-256 of its UTF-8 bytes, as two little-endian longs. */
+    public static long[] saltKey(String salt) {
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(salt.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return new long[] {le(d, 0, 8), le(d, 8, 8)};
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
+    /**
+     * SipHash-2-4 (Aumasson and Bernstein, 2012) of {@code data} (null: empty) under the 128-bit key
+     * {@code k0,k1}: a keyed pseudo-random function, so outputs are unpredictable without the key.
+     * No allocation.
+     */
+    static long sipHash24(long k0, long k1, byte[] data) {
+        long v0 = k0 ^ 0x736f6d6570736575L;
+        long v1 = k1 ^ 0x646f72616e646f6dL;
+        long v2 = k0 ^ 0x6c7967656e657261L;
+        long v3 = k1 ^ 0x7465646279746573L;
+        int len = data == null ? 0 : data.length;
+        int full = len & ~7;
+        for (int i = 0; i < full; i += 8) {
+            long m = le(data, i, 8);
+            v3 ^= m;
+            for (int r = 0; r < 2; r++) {
+                v0 += v1; v1 = Long.rotateLeft(v1, 13); v1 ^= v0; v0 = Long.rotateLeft(v0, 32);
+                v2 += v3; v3 = Long.rotateLeft(v3, 16); v3 ^= v2;
+                v0 += v3; v3 = Long.rotateLeft(v3, 21); v3 ^= v0;
+                v2 += v1; v1 = Long.rotateLeft(v1, 17); v1 ^= v2; v2 = Long.rotateLeft(v2, 32);
+            }
+            v0 ^= m;
+        }
+        long last = ((long) len & 0xff) << 56;
+        if (len > full) {
+            last |= le(data, full, len - full);
+        }
+        v3 ^= last;
+        for (int r = 0; r < 2; r++) {
+            v0 += v1; v1 = Long.rotateLeft(v1, 13); v1 ^= v0; v0 = Long.rotateLeft(v0, 32);
+            v2 += v3; v3 = Long.rotateLeft(v3, 16); v3 ^= v2;
+            v0 += v3; v3 = Long.rotateLeft(v3, 21); v3 ^= v0;
+            v2 += v1; v1 = Long.rotateLeft(v1, 17); v1 ^= v2; v2 = Long.rotateLeft(v2, 32);
+        }
+        v0 ^= last;
+        v2 ^= 0xff;
+        for (int r = 0; r < 4; r++) {
+            v0 += v1; v1 = Long.rotateLeft(v1, 13); v1 ^= v0; v0 = Long.rotateLeft(v0, 32);
+            v2 += v3; v3 = Long.rotateLeft(v3, 16); v3 ^= v2;
+            v0 += v3; v3 = Long.rotateLeft(v3, 21); v3 ^= v0;
+            v2 += v1; v1 = Long.rotateLeft(v1, 17); v1 ^= v2; v2 = Long.rotateLeft(v2, 32);
+        }
+        return v0 ^ v1 ^ v2 ^ v3;
+    }
+
+    /** {@code n} (1..8) bytes from {@code off}, little-endian. */
+    private static long le(byte[] b, int off, int n) {
+        long v = 0;
+        for (int i = n - 1; i >= 0; i--) {
+            v = (v << 8) | (b[off + i] & 0xffL);
+        }
+        return v;
+    }
+
+    /** A stable 64-bit hash of a connection id (FNV-1a), the input of {@link #select} when no salt is set. */
     public static long hash(byte[] connectionId) {
         long h = 0xcbf29ce484222325L;
         if (connectionId != null) {

@@ -57,6 +57,97 @@ class AlgorithmSelectorTest {
         }
     }
 
+    @Test
+    void sipHashMatchesTheReferenceVector() {
+        // SipHash-2-4 paper (Aumasson, Bernstein 2012), appendix A: key 00..0f, message 00..0e
+        byte[] key = new byte[16];
+        byte[] msg = new byte[15];
+        for (int i = 0; i < 16; i++) {
+            key[i] = (byte) i;
+        }
+        for (int i = 0; i < 15; i++) {
+            msg[i] = (byte) i;
+        }
+        long k0 = java.nio.ByteBuffer.wrap(key, 0, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+        long k1 = java.nio.ByteBuffer.wrap(key, 8, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+        assertEquals(0xa129ca6149be45e5L, AlgorithmSelector.sipHash24(k0, k1, msg));
+    }
+
+    @Test
+    void saltChangesTheAssignmentAndKeepsTheShares() {
+        AgentConfig plain = AgentArgs.parse("canary=cubic:50%").config();
+        AgentConfig salted = AgentArgs.parse("canary=cubic:50%;canary.salt=deployment-secret-1").config();
+        AgentConfig other = AgentArgs.parse("canary=cubic:50%;canary.salt=deployment-secret-2").config();
+        SplittableRandom random = new SplittableRandom(7);
+        int n = 20_000;
+        int differs = 0;
+        int differsBetweenSalts = 0;
+        int canary = 0;
+        for (int i = 0; i < n; i++) {
+            byte[] id = new byte[8];
+            random.nextBytes(id);
+            boolean p = !AlgorithmSelector.select(plain, AlgorithmSelector.hash(plain, id)).isStock();
+            boolean s = !AlgorithmSelector.select(salted, AlgorithmSelector.hash(salted, id)).isStock();
+            boolean o = !AlgorithmSelector.select(other, AlgorithmSelector.hash(other, id)).isStock();
+            // deterministic under one salt
+            assertEquals(s, !AlgorithmSelector.select(salted, AlgorithmSelector.hash(salted, id.clone())).isStock());
+            differs += p != s ? 1 : 0;
+            differsBetweenSalts += s != o ? 1 : 0;
+            canary += s ? 1 : 0;
+        }
+        // independent assignments disagree on half the ids
+        assertShare(differs, n, 0.5);
+        assertShare(differsBetweenSalts, n, 0.5);
+        assertShare(canary, n, 0.5);
+        // unsalted stays the published FNV-1a assignment
+        byte[] id = {9, 8, 7, 6, 5, 4, 3, 2};
+        assertEquals(AlgorithmSelector.hash(id), AlgorithmSelector.hash(plain, id));
+    }
+
+    @Test
+    void withoutTheSaltAClientCannotPickItsArm() {
+        // a client picks ids it predicts (with the unsalted hash, everything it can compute) to be canary;
+        // under a salt it does not know, those ids land in the canary arm at the canary's share, no more
+        AgentConfig plain = AgentArgs.parse("canary=cubic:10%").config();
+        AgentConfig salted = AgentArgs.parse("canary=cubic:10%;canary.salt=unknown-to-the-client").config();
+        SplittableRandom random = new SplittableRandom(11);
+        int picked = 0;
+        int landed = 0;
+        for (int i = 0; i < 200_000 && picked < 5_000; i++) {
+            byte[] id = new byte[8];
+            random.nextBytes(id);
+            if (!AlgorithmSelector.select(plain, AlgorithmSelector.hash(id)).isStock()) {
+                picked++;
+                if (!AlgorithmSelector.select(salted, AlgorithmSelector.hash(salted, id)).isStock()) {
+                    landed++;
+                }
+            }
+        }
+        assertEquals(5_000, picked);
+        assertEquals(picked, countCanary(plain, 11, 5_000), "the unsalted prediction is exact");
+        assertShare(landed, picked, 0.10);
+    }
+
+    private static int countCanary(AgentConfig plain, long seed, int want) {
+        SplittableRandom random = new SplittableRandom(seed);
+        int hits = 0;
+        for (int i = 0; i < 200_000 && hits < want; i++) {
+            byte[] id = new byte[8];
+            random.nextBytes(id);
+            if (!AlgorithmSelector.select(plain, AlgorithmSelector.hash(plain, id)).isStock()) {
+                hits++;
+            }
+        }
+        return hits;
+    }
+
+    @Test
+    void saltIsValidatedAndNeverShown() {
+        AgentArgs.Result r = AgentArgs.parse("canary.salt=short");
+        assertTrue(!r.ok() && r.problems().get(0).contains("(hidden)") && !r.problems().get(0).contains("short"),
+                r.problems().toString());
+    }
+
     private static void assertShare(int count, int n, double p) {
         double sigma = Math.sqrt(n * p * (1 - p));
         assertTrue(Math.abs(count - n * p) <= 5 * sigma, count + " of " + n + " for p=" + p);

@@ -31,9 +31,9 @@ import java.util.Map;
 public final class Demo {
 
     static final String USAGE = String.join("\n",
-            "usage: ccagent demo [--rate 20mbit] [--rtt 50ms] [--loss 0.01] [--buffer 1bdp] [--bytes 4MB]",
-            "                    [--cc bbr1] [--canary bbr1:50%] [--canary-connections 6] [--canary-bytes 2MB]",
-            "                    [--seed 1] [--out DIR] [--quick]",
+            "usage: java -jar integration-tests/target/ccagent-demo.jar [--rate 20mbit] [--rtt 50ms] [--loss 0.01]",
+            "         [--buffer 1bdp] [--bytes 4MB] [--cc bbr1] [--canary bbr1:50%] [--canary-connections 6]",
+            "         [--canary-bytes 2MB] [--seed 1] [--out DIR] [--quick] [--agent-jar agent/target/ccagent.jar]",
             "  --loss applies to the data direction (server -> client); --quick: small transfers for a fast check");
 
     long rate = 20_000_000;

@@ -15,9 +15,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code java -jar agent/target/ccagent.jar demo --quick} as a user runs it (the jar finds the build
- * tree itself): it completes, prints stock and BBR side by side with BBR faster on the lossy link,
- * a canary table, and writes the HTML report. And without a build tree: exit 1 with the hint.
+ * {@code java -jar integration-tests/target/ccagent-demo.jar --quick} as a user runs it (the demo jar
+ * finds the build tree itself): it completes, prints stock and BBR side by side with BBR faster on
+ * the lossy link, a canary table, and writes the HTML report. Without a build tree: exit 1 with the
+ * hint. The production jar no longer runs it: {@code ccagent.jar demo} only says where it lives.
  */
 class DemoTest {
 
@@ -27,6 +28,12 @@ class DemoTest {
     static Path agentJar() {
         Path jar = Path.of(System.getProperty("ccagent.jar")).toAbsolutePath().normalize();
         assertTrue(Files.isRegularFile(jar), jar + " missing: build the agent first");
+        return jar;
+    }
+
+    static Path demoJar() {
+        Path jar = Path.of(System.getProperty("ccagent.demo.jar")).toAbsolutePath().normalize();
+        assertTrue(Files.isRegularFile(jar), jar + " missing: the build makes it (process-classes)");
         return jar;
     }
 
@@ -41,10 +48,11 @@ class DemoTest {
     void quickDemoShowsBbrFasterThanStockAndWritesTheReport() throws Exception {
         Path dir = work("demo");
         Path out = dir.resolve("out");
-        try (ForkedJvm demo = ForkedJvm.builder("demo", "dev.ccagent.agent.CcAgent")
-                .classPath(agentJar().toString())
+        agentJar();
+        try (ForkedJvm demo = ForkedJvm.builder("demo", "dev.ccagent.it.demo.DemoLauncher")
+                .classPath(demoJar().toString())
                 .dir(dir)
-                .args("demo", "--quick", "--out", out.toString())
+                .args("--quick", "--out", out.toString())
                 .start()) {
             int exit = demo.waitFor(Duration.ofSeconds(280));
             String stdout = demo.stdout();
@@ -88,17 +96,33 @@ class DemoTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void withoutTheBuildTreeItSaysWhatToRun() throws Exception {
         Path dir = work("demo-no-tree");
-        Path lonely = dir.resolve("elsewhere/agent/target/ccagent.jar");
+        Path lonely = dir.resolve("elsewhere/integration-tests/target/ccagent-demo.jar");
         Files.createDirectories(lonely.getParent());
-        Files.copy(agentJar(), lonely, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        try (ForkedJvm demo = ForkedJvm.builder("demo-no-tree", "dev.ccagent.agent.CcAgent")
+        Files.copy(demoJar(), lonely, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        try (ForkedJvm demo = ForkedJvm.builder("demo-no-tree", "dev.ccagent.it.demo.DemoLauncher")
                 .classPath(lonely.toString())
+                .dir(dir)
+                .args("--quick")
+                .start()) {
+            int exit = demo.waitFor(Duration.ofSeconds(50));
+            assertEquals(1, exit, demo.describe());
+            assertTrue(demo.stderr().contains("run mvn -B -q package -DskipTests"), demo.describe());
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void theProductionJarRunsNoDemoAndSaysWhereItIs() throws Exception {
+        Path dir = work("demo-production-jar");
+        try (ForkedJvm demo = ForkedJvm.builder("demo-in-agent", "dev.ccagent.agent.CcAgent")
+                .classPath(agentJar().toString())
                 .dir(dir)
                 .args("demo", "--quick")
                 .start()) {
             int exit = demo.waitFor(Duration.ofSeconds(50));
-            assertEquals(1, exit, demo.describe());
-            assertTrue(demo.stderr().contains("run mvn -B -q install -DskipTests first"), demo.describe());
+            assertEquals(2, exit, demo.describe());
+            assertTrue(demo.stderr().contains("java -jar integration-tests/target/ccagent-demo.jar"), demo.describe());
+            assertTrue(demo.stdout().isBlank(), "the production jar ran something: " + demo.describe());
         }
     }
 }

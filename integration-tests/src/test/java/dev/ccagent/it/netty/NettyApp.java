@@ -135,9 +135,16 @@ final class NettyApp {
 
     /** Runs the app with the agent ({@code agentArgs}) and waits at most {@code timeoutSeconds}. */
     static Run run(String name, Version v, String agentArgs, long timeoutSeconds, String... appArgs) throws Exception {
+        return run(name, v, agentArgs, timeoutSeconds, List.of(), appArgs);
+    }
+
+    /** The same, with extra JVM options for the forked app (e.g. a test-only system property). */
+    static Run run(String name, Version v, String agentArgs, long timeoutSeconds, List<String> jvmArgs,
+                   String... appArgs) throws Exception {
         ForkedJvm.Builder b = ForkedJvm.builder(name, "dev.ccagent.it.netty.NettyBulkApp")
                 .dir(WORK)
                 .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
+                .jvmArgs(jvmArgs.toArray(new String[0]))
                 .javaagent(Path.of(System.getProperty("ccagent.jar")).normalize(), agentArgs)
                 .classPath(appClasses(v) + File.pathSeparator + jars(v))
                 .args("keystore=" + keystore())
