@@ -62,6 +62,8 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private dev.ccagent.cc.CongestionController cc;
     private AgentConfig.Arm arm;
     private long bytesInFlight;
+    /** Set under the monitor when a failing call switched to kwik's controller; consumed by fallBack. */
+    private boolean failedOver;
     /** Set when a telemetry hook failed: the counters stop for this connection. */
     private volatile boolean telemetryOff;
 
@@ -174,17 +176,22 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     /** Our accounting; state is committed only after everything that could throw has run. */
     private synchronized long oursInFlight(QuicPacket packet) {
-        if (delegate != null || !assigned()) {
-            return TO_STOCK;
+        try {
+            if (delegate != null || !assigned()) {
+                return TO_STOCK;
+            }
+            int size = packet.getSize();
+            telemetry.packetInFlight(size);
+            long after = bytesInFlight + size;
+            if (packet.getPnSpace() == PnSpace.App) {
+                cc.onPacketSent(System.nanoTime(), KwikReflection.packetNumber(packet), size, after, true);
+            }
+            bytesInFlight = after;
+            return after;
+        } catch (Throwable t) {
+            failOverLocked();
+            throw t;
         }
-        int size = packet.getSize();
-        telemetry.packetInFlight(size);
-        long after = bytesInFlight + size;
-        if (packet.getPnSpace() == PnSpace.App) {
-            cc.onPacketSent(System.nanoTime(), KwikReflection.packetNumber(packet), size, after, true);
-        }
-        bytesInFlight = after;
-        return after;
     }
 
     /** Send-path counter on kwik's controller (stock arm, after a fallback or detach). */
@@ -218,43 +225,48 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     }
 
     private synchronized long oursAcked(List<? extends PacketInfo> acked) {
-        if (delegate != null || !assigned()) {
-            return TO_STOCK;
-        }
-        long now = System.nanoTime();
-        long ackTime = pendingAckTime != 0 ? pendingAckTime : now;
-        AckEvent ev = ackEvent.reset(ackTime, bytesInFlight);
-        long removed = 0;
-        long largestSent = Long.MIN_VALUE;
-        for (int i = 0, n = acked.size(); i < n; i++) {
-            PacketInfo info = acked.get(i);
-            QuicPacket p = info.packet();
-            int size = p.getSize();
-            removed += size;
-            if (p.getPnSpace() == PnSpace.App) {
-                long pn = KwikReflection.packetNumber(p);
-                long sent = Math.min(ackTime, toMono(info.timeSent()));
-                ev.addPacket(pn, sent, size);
-                if (pn == pendingLargestAcked) {
-                    largestSent = sent;
+        try {
+            if (delegate != null || !assigned()) {
+                return TO_STOCK;
+            }
+            long now = System.nanoTime();
+            long ackTime = pendingAckTime != 0 ? pendingAckTime : now;
+            AckEvent ev = ackEvent.reset(ackTime, bytesInFlight);
+            long removed = 0;
+            long largestSent = Long.MIN_VALUE;
+            for (int i = 0, n = acked.size(); i < n; i++) {
+                PacketInfo info = acked.get(i);
+                QuicPacket p = info.packet();
+                int size = p.getSize();
+                removed += size;
+                if (p.getPnSpace() == PnSpace.App) {
+                    long pn = KwikReflection.packetNumber(p);
+                    long sent = Math.min(ackTime, toMono(info.timeSent()));
+                    ev.addPacket(pn, sent, size);
+                    if (pn == pendingLargestAcked) {
+                        largestSent = sent;
+                    }
                 }
             }
+            long after = Math.max(0, bytesInFlight - removed);
+            boolean sample = largestSent != Long.MIN_VALUE;
+            if (sample) {
+                rtt.onSample(ackTime - largestSent, Math.min(pendingAckDelay, 25_000_000L));
+            }
+            ev.rtt(rtt, sample);
+            ev.ackDelayNanos = pendingAckDelay;
+            if (ev.count() > 0) {
+                cc.onAck(ev);
+                KwikTelemetry.afterUpdate(this, cc, after);
+            }
+            bytesInFlight = after;
+            pendingAckTime = 0;
+            pendingLargestAcked = -1;
+            return after;
+        } catch (Throwable t) {
+            failOverLocked();
+            throw t;
         }
-        long after = Math.max(0, bytesInFlight - removed);
-        boolean sample = largestSent != Long.MIN_VALUE;
-        if (sample) {
-            rtt.onSample(ackTime - largestSent, Math.min(pendingAckDelay, 25_000_000L));
-        }
-        ev.rtt(rtt, sample);
-        ev.ackDelayNanos = pendingAckDelay;
-        if (ev.count() > 0) {
-            cc.onAck(ev);
-            KwikTelemetry.afterUpdate(this, cc, after);
-        }
-        bytesInFlight = after;
-        pendingAckTime = 0;
-        pendingLargestAcked = -1;
-        return after;
     }
 
     @Override
@@ -277,28 +289,33 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     }
 
     private synchronized long oursLost(List<? extends PacketInfo> lost) {
-        if (delegate != null || !assigned()) {
-            return TO_STOCK;
-        }
-        long now = System.nanoTime();
-        LossEvent ev = lossEvent.reset(now, bytesInFlight);
-        long removed = 0;
-        for (int i = 0, n = lost.size(); i < n; i++) {
-            PacketInfo info = lost.get(i);
-            QuicPacket p = info.packet();
-            int size = p.getSize();
-            removed += size;
-            if (p.getPnSpace() == PnSpace.App) {
-                ev.addPacket(KwikReflection.packetNumber(p), Math.min(now, toMono(info.timeSent())), size);
+        try {
+            if (delegate != null || !assigned()) {
+                return TO_STOCK;
             }
+            long now = System.nanoTime();
+            LossEvent ev = lossEvent.reset(now, bytesInFlight);
+            long removed = 0;
+            for (int i = 0, n = lost.size(); i < n; i++) {
+                PacketInfo info = lost.get(i);
+                QuicPacket p = info.packet();
+                int size = p.getSize();
+                removed += size;
+                if (p.getPnSpace() == PnSpace.App) {
+                    ev.addPacket(KwikReflection.packetNumber(p), Math.min(now, toMono(info.timeSent())), size);
+                }
+            }
+            long after = Math.max(0, bytesInFlight - removed);
+            if (ev.count() > 0) {
+                cc.onPacketsLost(ev);
+                KwikTelemetry.afterUpdate(this, cc, after);
+            }
+            bytesInFlight = after;
+            return after;
+        } catch (Throwable t) {
+            failOverLocked();
+            throw t;
         }
-        long after = Math.max(0, bytesInFlight - removed);
-        if (ev.count() > 0) {
-            cc.onPacketsLost(ev);
-            KwikTelemetry.afterUpdate(this, cc, after);
-        }
-        bytesInFlight = after;
-        return after;
     }
 
     @Override
@@ -321,15 +338,20 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     }
 
     private synchronized long oursDiscard(List<? extends PacketInfo> discarded) {
-        if (delegate != null) {
-            return TO_STOCK;
+        try {
+            if (delegate != null) {
+                return TO_STOCK;
+            }
+            long removed = 0;
+            for (int i = 0, n = discarded.size(); i < n; i++) {
+                removed += discarded.get(i).packet().getSize();
+            }
+            bytesInFlight = Math.max(0, bytesInFlight - removed);
+            return bytesInFlight;
+        } catch (Throwable t) {
+            failOverLocked();
+            throw t;
         }
-        long removed = 0;
-        for (int i = 0, n = discarded.size(); i < n; i++) {
-            removed += discarded.get(i).packet().getSize();
-        }
-        bytesInFlight = Math.max(0, bytesInFlight - removed);
-        return bytesInFlight;
     }
 
     @Override
@@ -338,8 +360,13 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
         if (d == null) {
             try {
                 synchronized (this) {
-                    if (delegate == null) {
-                        return cc == null || bytesInFlight + bytes < cc.congestionWindow();
+                    try {
+                        if (delegate == null) {
+                            return cc == null || bytesInFlight + bytes < cc.congestionWindow();
+                        }
+                    } catch (Throwable t) {
+                        failOverLocked();
+                        throw t;
                     }
                 }
             } catch (Throwable t) {
@@ -367,8 +394,13 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
         if (d == null) {
             try {
                 synchronized (this) {
-                    if (delegate == null) {
-                        return cc != null ? cc.congestionWindow() : 0;
+                    try {
+                        if (delegate == null) {
+                            return cc != null ? cc.congestionWindow() : 0;
+                        }
+                    } catch (Throwable t) {
+                        failOverLocked();
+                        throw t;
                     }
                 }
             } catch (Throwable t) {
@@ -424,34 +456,39 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     }
 
     private synchronized long oursRemaining() {
-        if (delegate != null || !assigned()) {
-            return TO_STOCK;
+        try {
+            if (delegate != null || !assigned()) {
+                return TO_STOCK;
+            }
+            long room = cc.congestionWindow() - bytesInFlight;
+            if (!cc.canSend(bytesInFlight)) {
+                windowLimited++;
+                telemetry.windowRefused();
+                return 0; // an ACK or loss will wake the sender (bytesInFlightDecreased)
+            }
+            long now = System.nanoTime();
+            long at = cc.earliestSendTime(now, maxPacketSize);
+            if (at > now) {
+                pacerBlocked++;
+                telemetry.pacerRefused(now, at);
+                AgentRuntime.timer().schedule(wakeup, at);
+                return 0;
+            }
+            if (at < now && cc.pacingRate() <= 0) {
+                // Contract violation (the quic-go 4054 shape): no budget (rate 0), yet a send time in
+                // the past. Sending would ignore the pacer; asking again at once would spin. Wait a
+                // minimum interval instead, and count it so that the detector reports it.
+                pacerBlocked++;
+                telemetry.pastSendTime(now);
+                AgentRuntime.timer().schedule(wakeup, now + SendTelemetry.PAST_TIME_MIN_WAIT_NANOS);
+                return 0;
+            }
+            KwikTelemetry.allowed(this, cc, now);
+            return Math.min(Math.max(room, maxPacketSize), Integer.MAX_VALUE);
+        } catch (Throwable t) {
+            failOverLocked();
+            throw t;
         }
-        long room = cc.congestionWindow() - bytesInFlight;
-        if (!cc.canSend(bytesInFlight)) {
-            windowLimited++;
-            telemetry.windowRefused();
-            return 0; // an ACK or loss will wake the sender (bytesInFlightDecreased)
-        }
-        long now = System.nanoTime();
-        long at = cc.earliestSendTime(now, maxPacketSize);
-        if (at > now) {
-            pacerBlocked++;
-            telemetry.pacerRefused(now, at);
-            AgentRuntime.timer().schedule(wakeup, at);
-            return 0;
-        }
-        if (at < now && cc.pacingRate() <= 0) {
-            // Contract violation (the quic-go 4054 shape): no budget (rate 0), yet a send time in
-            // the past. Sending would ignore the pacer; asking again at once would spin. Wait a
-            // minimum interval instead, and count it so that the detector reports it.
-            pacerBlocked++;
-            telemetry.pastSendTime(now);
-            AgentRuntime.timer().schedule(wakeup, now + SendTelemetry.PAST_TIME_MIN_WAIT_NANOS);
-            return 0;
-        }
-        KwikTelemetry.allowed(this, cc, now);
-        return Math.min(Math.max(room, maxPacketSize), Integer.MAX_VALUE);
     }
 
     /** The pacer's budget has refilled: let kwik's sender loop run (safe from any thread). */
@@ -489,7 +526,13 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
      * controller.
      */
     long fallBack(String where, Throwable cause) {
-        if (switchToStock()) {
+        boolean first;
+        synchronized (this) {
+            first = switchLocked() || failedOver;
+            failedOver = false;
+        }
+        if (first) {
+            afterSwitch();
             try {
                 KwikTelemetry.fellBack(this, where, cause);
             } catch (Throwable ignored) {
@@ -506,27 +549,51 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     }
 
     /**
-     * Hands the connection to kwik's controller (fallback or detach): true for the call that switched
-     * it. Safe from any thread; never throws.
+     * Hands the connection to kwik's controller (detach): true for the call that switched it. Safe
+     * from any thread; never throws.
      */
     boolean switchToStock() {
+        boolean first;
+        synchronized (this) {
+            first = switchLocked();
+        }
+        if (first) {
+            afterSwitch();
+        }
+        return first;
+    }
+
+    /**
+     * Caller holds the monitor and is about to rethrow a failure of our code: no other thread may
+     * call our controller again, so the switch happens before the monitor is released;
+     * {@link #fallBack} then counts and logs it.
+     */
+    private void failOverLocked() {
+        if (switchLocked()) {
+            failedOver = true;
+        }
+    }
+
+    /**
+     * Caller holds the monitor: kwik's controller takes over, handed our bytes in flight. Never
+     * throws; the switch is a field write before anything that could fail.
+     */
+    private boolean switchLocked() {
         CongestionController s = stock;
-        if (s == null) {
+        if (delegate != null || s == null) {
             return false;
         }
-        long inFlight;
-        synchronized (this) {
-            if (delegate != null) {
-                return false;
-            }
-            delegate = s; // first: from here on every call goes to kwik's controller
-            inFlight = bytesInFlight;
-        }
+        delegate = s; // first: from here on every call goes to kwik's controller
         try {
-            KwikReflection.setStockBytesInFlight(s, inFlight);
+            KwikReflection.setStockBytesInFlight(s, bytesInFlight);
         } catch (Throwable ignored) {
             // best effort: kwik's controller then counts from its own (earlier) figure
         }
+        return true;
+    }
+
+    /** After a switch, outside the monitor: no pending wake-up, and a waiting sender looks again. */
+    private void afterSwitch() {
         try {
             WakeupTimer t = AgentRuntime.timerIfRunning();
             if (t != null) {
@@ -540,7 +607,6 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
         } catch (Throwable ignored) {
             // kwik's sender wakes on its own timeout
         }
-        return true;
     }
 
     /** True once kwik's controller is in charge of the connection. */

@@ -88,6 +88,24 @@ public final class WakeupTimer implements AutoCloseable {
         t.start();
     }
 
+    /**
+     * On the dying thread itself (its context is the timer's own, clean one): starts the successor,
+     * which takes over the pending deadlines. If that fails too, the next {@link #schedule} retries.
+     */
+    private void restartFromDyingThread() {
+        try {
+            synchronized (this) {
+                if (running && threadExited) {
+                    restarts++;
+                    startThread();
+                }
+            }
+            AgentLog.warnOnce("wakeup-timer-died", "pacing timer thread died; started a new one", null);
+        } catch (Throwable ignored) {
+            // threadExited stays set: the next schedule() starts one
+        }
+    }
+
     /** Caller holds the lock: replaces a dead or stuck thread. */
     private void checkHealth(long now) {
         Thread t = thread;
@@ -196,6 +214,9 @@ public final class WakeupTimer implements AutoCloseable {
         } finally {
             if (thread == self) {
                 threadExited = true;
+                if (running) {
+                    restartFromDyingThread(); // stopped or an error escaped: a successor at once
+                }
             }
         }
     }
