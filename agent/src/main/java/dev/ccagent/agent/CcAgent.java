@@ -81,6 +81,7 @@ public final class CcAgent {
         AgentRuntime.setConfig(config);
         AgentJfr.started(config, how); // before install: module applied/skipped events land in the recording
         transformer = Installer.install(instrumentation, modules);
+        startTimer();
         AgentLog.info("installed on " + how + " (" + config + "); Java " + Runtime.version());
     }
 
@@ -95,7 +96,23 @@ public final class CcAgent {
             }
             transformer = null;
         }
+        int handedBack = Detach.afterReset();
         AgentJfr.detached();
-        AgentLog.info("detached: new connections use the stock congestion control");
+        System.clearProperty(ATTACHED_PROPERTY);
+        AgentLog.info("detached: new connections use the stock congestion control; " + handedBack
+                + " existing kwik connection(s) handed to kwik's controller");
+    }
+
+    /**
+     * Starts the pacing timer from the agent's own thread at install (not lazily on an application
+     * thread, whose class loader it would pin); a failure here is only logged: connections that
+     * would need the timer fall back to the stock controller.
+     */
+    private static void startTimer() {
+        try {
+            AgentRuntime.startTimer();
+        } catch (Throwable t) {
+            AgentLog.error("pacing timer not started; paced connections fall back to the stock controller", t);
+        }
     }
 }

@@ -22,6 +22,34 @@ public final class KwikConnections {
         }
     }
 
+    /**
+     * Detach: hands every live connection to kwik's controller (our bytes in flight go with it) and
+     * forgets them. Returns how many were switched. Never throws.
+     */
+    public static int detachAll() {
+        int switched = 0;
+        for (KwikControllerAdapter a : live()) {
+            try {
+                if (a.switchToStock()) {
+                    switched++;
+                }
+            } catch (Throwable ignored) {
+                // switchToStock does not throw; nothing else to do for this one
+            }
+        }
+        synchronized (LIVE) {
+            LIVE.clear();
+        }
+        return switched;
+    }
+
+    /** Live connections known (tests, status). */
+    public static int size() {
+        synchronized (LIVE) {
+            return LIVE.size();
+        }
+    }
+
     /** A copy of the live adapters. */
     public static List<KwikControllerAdapter> live() {
         synchronized (LIVE) {

@@ -36,8 +36,11 @@ import java.util.List;
  * packet (kwik builds a runt packet from a small positive answer) and never more than
  * {@link Integer#MAX_VALUE} (kwik casts the answer to int).
  *
- * <p>Fail open: an exception from our code is counted and logged once, and the connection continues
- * on kwik's own controller, which is handed our bytes-in-flight count.
+ * <p>Fail open: any {@link Throwable} from our code (also an {@link Error}; see docs/safety.md for the
+ * {@link VirtualMachineError} policy) is counted and logged once per connection, and the connection
+ * continues on kwik's own controller, which is handed our bytes-in-flight count and re-runs the call
+ * that failed. Our state is committed only at the end of each callback, so a failing call leaves
+ * nothing half-counted. Detach hands every connection over the same way ({@link #switchToStock()}).
  */
 public final class KwikControllerAdapter implements CongestionController, WakeupTimer.Target {
 
@@ -59,6 +62,10 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private dev.ccagent.cc.CongestionController cc;
     private AgentConfig.Arm arm;
     private long bytesInFlight;
+    /** Set under the monitor when a failing call switched to kwik's controller; consumed by fallBack. */
+    private boolean failedOver;
+    /** Set when a telemetry hook failed: the counters stop for this connection. */
+    private volatile boolean telemetryOff;
 
     // the ACK being processed on the receiver thread (set by the LossDetector.onAckReceived advice)
     private long pendingAckTime;
@@ -130,6 +137,9 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     /** The receiver thread is about to process an ACK frame received at {@code timeReceived}. */
     public void onAckFrame(Instant timeReceived, long largestAcknowledged, int ackDelayMillis) {
+        if (delegate != null) {
+            return;
+        }
         synchronized (this) {
             long now = System.nanoTime();
             pendingAckTime = timeReceived != null ? Math.min(now, toMono(timeReceived)) : now;
@@ -140,163 +150,231 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     // ------------------------------------------------------------------ kwik's interface
 
+    /** Answer of an {@code ours*} method: the call belongs to kwik's controller (stock arm, fallback, detach). */
+    private static final long TO_STOCK = Long.MIN_VALUE;
+
     @Override
     public void registerInFlight(QuicPacket packet) {
-        telemetry.packetInFlight(packet.getSize());
         CongestionController d = delegate;
-        if (d != null) {
-            d.registerInFlight(packet);
-            return;
-        }
-        long inFlight;
-        try {
-            synchronized (this) {
-                if (!assigned()) {
-                    delegate.registerInFlight(packet);
-                    return;
-                }
-                int size = packet.getSize();
-                bytesInFlight += size;
-                inFlight = bytesInFlight;
-                if (packet.getPnSpace() == PnSpace.App) {
-                    cc.onPacketSent(System.nanoTime(), KwikReflection.packetNumber(packet), size, bytesInFlight, true);
-                }
+        if (d == null) {
+            long inFlight;
+            try {
+                inFlight = oursInFlight(packet);
+            } catch (Throwable t) {
+                inFlight = fallBack("registerInFlight", t);
             }
-        } catch (RuntimeException e) {
-            fallBack("registerInFlight", e);
-            return;
+            if (inFlight != TO_STOCK) {
+                listener.bytesInFlightIncreased(inFlight);
+                return;
+            }
+            d = delegate;
+        } else {
+            countInFlight(packet);
         }
-        listener.bytesInFlightIncreased(inFlight);
+        d.registerInFlight(packet);
+    }
+
+    /** Our accounting; state is committed only after everything that could throw has run. */
+    private synchronized long oursInFlight(QuicPacket packet) {
+        try {
+            if (delegate != null || !assigned()) {
+                return TO_STOCK;
+            }
+            int size = packet.getSize();
+            telemetry.packetInFlight(size);
+            long after = bytesInFlight + size;
+            if (packet.getPnSpace() == PnSpace.App) {
+                cc.onPacketSent(System.nanoTime(), KwikReflection.packetNumber(packet), size, after, true);
+            }
+            bytesInFlight = after;
+            return after;
+        } catch (Throwable t) {
+            failOverLocked();
+            throw t;
+        }
+    }
+
+    /** Send-path counter on kwik's controller (stock arm, after a fallback or detach). */
+    private void countInFlight(QuicPacket packet) {
+        if (!telemetryOff) {
+            try {
+                telemetry.packetInFlight(packet.getSize());
+            } catch (Throwable t) {
+                telemetryFailed(t);
+            }
+        }
     }
 
     @Override
     public void registerAcked(List<? extends PacketInfo> acked) {
         CongestionController d = delegate;
-        if (d != null) {
-            d.registerAcked(acked);
-            return;
+        if (d == null) {
+            long inFlight;
+            try {
+                inFlight = oursAcked(acked);
+            } catch (Throwable t) {
+                inFlight = fallBack("registerAcked", t);
+            }
+            if (inFlight != TO_STOCK) {
+                listener.bytesInFlightDecreased(inFlight);
+                return;
+            }
+            d = delegate;
         }
-        long inFlight;
+        d.registerAcked(acked);
+    }
+
+    private synchronized long oursAcked(List<? extends PacketInfo> acked) {
         try {
-            synchronized (this) {
-                if (!assigned()) {
-                    delegate.registerAcked(acked);
-                    return;
-                }
-                long now = System.nanoTime();
-                long ackTime = pendingAckTime != 0 ? pendingAckTime : now;
-                AckEvent ev = ackEvent.reset(ackTime, bytesInFlight);
-                long removed = 0;
-                long largestSent = Long.MIN_VALUE;
-                for (int i = 0, n = acked.size(); i < n; i++) {
-                    PacketInfo info = acked.get(i);
-                    QuicPacket p = info.packet();
-                    int size = p.getSize();
-                    removed += size;
-                    if (p.getPnSpace() == PnSpace.App) {
-                        long pn = KwikReflection.packetNumber(p);
-                        long sent = Math.min(ackTime, toMono(info.timeSent()));
-                        ev.addPacket(pn, sent, size);
-                        if (pn == pendingLargestAcked) {
-                            largestSent = sent;
-                        }
+            if (delegate != null || !assigned()) {
+                return TO_STOCK;
+            }
+            long now = System.nanoTime();
+            long ackTime = pendingAckTime != 0 ? pendingAckTime : now;
+            AckEvent ev = ackEvent.reset(ackTime, bytesInFlight);
+            long removed = 0;
+            long largestSent = Long.MIN_VALUE;
+            for (int i = 0, n = acked.size(); i < n; i++) {
+                PacketInfo info = acked.get(i);
+                QuicPacket p = info.packet();
+                int size = p.getSize();
+                removed += size;
+                if (p.getPnSpace() == PnSpace.App) {
+                    long pn = KwikReflection.packetNumber(p);
+                    long sent = Math.min(ackTime, toMono(info.timeSent()));
+                    ev.addPacket(pn, sent, size);
+                    if (pn == pendingLargestAcked) {
+                        largestSent = sent;
                     }
                 }
-                bytesInFlight = Math.max(0, bytesInFlight - removed);
-                boolean sample = largestSent != Long.MIN_VALUE;
-                if (sample) {
-                    rtt.onSample(ackTime - largestSent, Math.min(pendingAckDelay, 25_000_000L));
-                }
-                ev.rtt(rtt, sample);
-                ev.ackDelayNanos = pendingAckDelay;
-                if (ev.count() > 0) {
-                    cc.onAck(ev);
-                    KwikTelemetry.afterUpdate(this, cc, bytesInFlight);
-                }
-                pendingAckTime = 0;
-                pendingLargestAcked = -1;
-                inFlight = bytesInFlight;
             }
-        } catch (RuntimeException e) {
-            fallBack("registerAcked", e);
-            return;
+            long after = Math.max(0, bytesInFlight - removed);
+            boolean sample = largestSent != Long.MIN_VALUE;
+            if (sample) {
+                rtt.onSample(ackTime - largestSent, Math.min(pendingAckDelay, 25_000_000L));
+            }
+            ev.rtt(rtt, sample);
+            ev.ackDelayNanos = pendingAckDelay;
+            if (ev.count() > 0) {
+                cc.onAck(ev);
+                KwikTelemetry.afterUpdate(this, cc, after);
+            }
+            bytesInFlight = after;
+            pendingAckTime = 0;
+            pendingLargestAcked = -1;
+            return after;
+        } catch (Throwable t) {
+            failOverLocked();
+            throw t;
         }
-        listener.bytesInFlightDecreased(inFlight);
     }
 
     @Override
     public void registerLost(List<? extends PacketInfo> lost) {
         CongestionController d = delegate;
-        if (d != null) {
-            d.registerLost(lost);
-            return;
-        }
-        long inFlight;
-        try {
-            synchronized (this) {
-                if (!assigned()) {
-                    delegate.registerLost(lost);
-                    return;
-                }
-                long now = System.nanoTime();
-                LossEvent ev = lossEvent.reset(now, bytesInFlight);
-                long removed = 0;
-                for (int i = 0, n = lost.size(); i < n; i++) {
-                    PacketInfo info = lost.get(i);
-                    QuicPacket p = info.packet();
-                    int size = p.getSize();
-                    removed += size;
-                    if (p.getPnSpace() == PnSpace.App) {
-                        ev.addPacket(KwikReflection.packetNumber(p), Math.min(now, toMono(info.timeSent())), size);
-                    }
-                }
-                bytesInFlight = Math.max(0, bytesInFlight - removed);
-                if (ev.count() > 0) {
-                    cc.onPacketsLost(ev);
-                    KwikTelemetry.afterUpdate(this, cc, bytesInFlight);
-                }
-                inFlight = bytesInFlight;
+        if (d == null) {
+            long inFlight;
+            try {
+                inFlight = oursLost(lost);
+            } catch (Throwable t) {
+                inFlight = fallBack("registerLost", t);
             }
-        } catch (RuntimeException e) {
-            fallBack("registerLost", e);
-            return;
+            if (inFlight != TO_STOCK) {
+                listener.bytesInFlightDecreased(inFlight);
+                return;
+            }
+            d = delegate;
         }
-        listener.bytesInFlightDecreased(inFlight);
+        d.registerLost(lost);
+    }
+
+    private synchronized long oursLost(List<? extends PacketInfo> lost) {
+        try {
+            if (delegate != null || !assigned()) {
+                return TO_STOCK;
+            }
+            long now = System.nanoTime();
+            LossEvent ev = lossEvent.reset(now, bytesInFlight);
+            long removed = 0;
+            for (int i = 0, n = lost.size(); i < n; i++) {
+                PacketInfo info = lost.get(i);
+                QuicPacket p = info.packet();
+                int size = p.getSize();
+                removed += size;
+                if (p.getPnSpace() == PnSpace.App) {
+                    ev.addPacket(KwikReflection.packetNumber(p), Math.min(now, toMono(info.timeSent())), size);
+                }
+            }
+            long after = Math.max(0, bytesInFlight - removed);
+            if (ev.count() > 0) {
+                cc.onPacketsLost(ev);
+                KwikTelemetry.afterUpdate(this, cc, after);
+            }
+            bytesInFlight = after;
+            return after;
+        } catch (Throwable t) {
+            failOverLocked();
+            throw t;
+        }
     }
 
     @Override
     public void discard(List<? extends PacketInfo> discarded) {
         CongestionController d = delegate;
-        if (d != null) {
-            d.discard(discarded);
-            return;
-        }
-        long inFlight;
-        try {
-            synchronized (this) {
-                long removed = 0;
-                for (int i = 0, n = discarded.size(); i < n; i++) {
-                    removed += discarded.get(i).packet().getSize();
-                }
-                bytesInFlight = Math.max(0, bytesInFlight - removed);
-                inFlight = bytesInFlight;
+        if (d == null) {
+            long inFlight;
+            try {
+                inFlight = oursDiscard(discarded);
+            } catch (Throwable t) {
+                inFlight = fallBack("discard", t);
             }
-        } catch (RuntimeException e) {
-            fallBack("discard", e);
-            return;
+            if (inFlight != TO_STOCK) {
+                listener.bytesInFlightDecreased(inFlight);
+                return;
+            }
+            d = delegate;
         }
-        listener.bytesInFlightDecreased(inFlight);
+        d.discard(discarded);
+    }
+
+    private synchronized long oursDiscard(List<? extends PacketInfo> discarded) {
+        try {
+            if (delegate != null) {
+                return TO_STOCK;
+            }
+            long removed = 0;
+            for (int i = 0, n = discarded.size(); i < n; i++) {
+                removed += discarded.get(i).packet().getSize();
+            }
+            bytesInFlight = Math.max(0, bytesInFlight - removed);
+            return bytesInFlight;
+        } catch (Throwable t) {
+            failOverLocked();
+            throw t;
+        }
     }
 
     @Override
     public boolean canSend(int bytes) {
         CongestionController d = delegate;
-        if (d != null) {
-            return d.canSend(bytes);
+        if (d == null) {
+            try {
+                synchronized (this) {
+                    try {
+                        if (delegate == null) {
+                            return cc == null || bytesInFlight + bytes < cc.congestionWindow();
+                        }
+                    } catch (Throwable t) {
+                        failOverLocked();
+                        throw t;
+                    }
+                }
+            } catch (Throwable t) {
+                fallBack("canSend", t);
+            }
+            d = delegate;
         }
-        synchronized (this) {
-            return cc == null || bytesInFlight + bytes < cc.congestionWindow();
-        }
+        return d.canSend(bytes);
     }
 
     @Override
@@ -306,78 +384,110 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
             return d.getBytesInFlight();
         }
         synchronized (this) {
-            return bytesInFlight;
+            return delegate != null ? delegate.getBytesInFlight() : bytesInFlight;
         }
     }
 
     @Override
     public long getWindowSize() {
         CongestionController d = delegate;
-        if (d != null) {
-            return d.getWindowSize();
+        if (d == null) {
+            try {
+                synchronized (this) {
+                    try {
+                        if (delegate == null) {
+                            return cc != null ? cc.congestionWindow() : 0;
+                        }
+                    } catch (Throwable t) {
+                        failOverLocked();
+                        throw t;
+                    }
+                }
+            } catch (Throwable t) {
+                fallBack("getWindowSize", t);
+            }
+            d = delegate;
         }
-        synchronized (this) {
-            return cc != null ? cc.congestionWindow() : 0;
-        }
+        return d.getWindowSize();
     }
 
     @Override
     public void reset() {
         CongestionController d = delegate;
-        if (d != null) {
-            d.reset();
-            return;
+        if (d == null) {
+            synchronized (this) {
+                if (delegate == null) {
+                    bytesInFlight = 0;
+                }
+                d = delegate;
+            }
+            if (d == null) {
+                listener.bytesInFlightDecreased(0);
+                return;
+            }
         }
-        synchronized (this) {
-            bytesInFlight = 0;
-        }
-        listener.bytesInFlightDecreased(0);
+        d.reset();
     }
 
     @Override
     public long remainingCwnd() {
         CongestionController d = delegate;
-        if (d != null) {
-            long r = d.remainingCwnd();
-            if (r <= 0) {
-                telemetry.windowRefused();
+        if (d == null) {
+            long r;
+            try {
+                r = oursRemaining();
+            } catch (Throwable t) {
+                r = fallBack("remainingCwnd", t);
             }
-            return r;
+            if (r != TO_STOCK) {
+                return r;
+            }
+            d = delegate;
         }
-        try {
-            synchronized (this) {
-                if (!assigned()) {
-                    return delegate.remainingCwnd();
-                }
-                long room = cc.congestionWindow() - bytesInFlight;
-                if (!cc.canSend(bytesInFlight)) {
-                    windowLimited++;
-                    telemetry.windowRefused();
-                    return 0; // an ACK or loss will wake the sender (bytesInFlightDecreased)
-                }
-                long now = System.nanoTime();
-                long at = cc.earliestSendTime(now, maxPacketSize);
-                if (at > now) {
-                    pacerBlocked++;
-                    telemetry.pacerRefused(now, at);
-                    AgentRuntime.timer().schedule(wakeup, at);
-                    return 0;
-                }
-                if (at < now && cc.pacingRate() <= 0) {
-                    // Contract violation (the quic-go 4054 shape): no budget (rate 0), yet a send time in
-                    // the past. Sending would ignore the pacer; asking again at once would spin. Wait a
-                    // minimum interval instead, and count it so that the detector reports it.
-                    pacerBlocked++;
-                    telemetry.pastSendTime(now);
-                    AgentRuntime.timer().schedule(wakeup, now + SendTelemetry.PAST_TIME_MIN_WAIT_NANOS);
-                    return 0;
-                }
-                KwikTelemetry.allowed(this, cc, now);
-                return Math.min(Math.max(room, maxPacketSize), Integer.MAX_VALUE);
+        long r = d.remainingCwnd();
+        if (r <= 0 && !telemetryOff) {
+            try {
+                telemetry.windowRefused();
+            } catch (Throwable t) {
+                telemetryFailed(t);
             }
-        } catch (RuntimeException e) {
-            fallBack("remainingCwnd", e);
-            return delegate.remainingCwnd();
+        }
+        return r;
+    }
+
+    private synchronized long oursRemaining() {
+        try {
+            if (delegate != null || !assigned()) {
+                return TO_STOCK;
+            }
+            long room = cc.congestionWindow() - bytesInFlight;
+            if (!cc.canSend(bytesInFlight)) {
+                windowLimited++;
+                telemetry.windowRefused();
+                return 0; // an ACK or loss will wake the sender (bytesInFlightDecreased)
+            }
+            long now = System.nanoTime();
+            long at = cc.earliestSendTime(now, maxPacketSize);
+            if (at > now) {
+                pacerBlocked++;
+                telemetry.pacerRefused(now, at);
+                AgentRuntime.timer().schedule(wakeup, at);
+                return 0;
+            }
+            if (at < now && cc.pacingRate() <= 0) {
+                // Contract violation (the quic-go 4054 shape): no budget (rate 0), yet a send time in
+                // the past. Sending would ignore the pacer; asking again at once would spin. Wait a
+                // minimum interval instead, and count it so that the detector reports it.
+                pacerBlocked++;
+                telemetry.pastSendTime(now);
+                AgentRuntime.timer().schedule(wakeup, now + SendTelemetry.PAST_TIME_MIN_WAIT_NANOS);
+                return 0;
+            }
+            KwikTelemetry.allowed(this, cc, now);
+            return Math.min(Math.max(room, maxPacketSize), Integer.MAX_VALUE);
+        } catch (Throwable t) {
+            failOverLocked();
+            throw t;
         }
     }
 
@@ -408,16 +518,110 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
         return true;
     }
 
-    private void fallBack(String where, RuntimeException e) {
+    /**
+     * Our code threw {@code cause} (any {@link Throwable}, see docs/safety.md): the connection
+     * continues on kwik's own controller, handed our bytes in flight; counted and logged once per
+     * connection. Never throws; the switch itself is a field write done before anything that could
+     * fail (logging, JFR). Returns {@link #TO_STOCK} so that the caller re-runs the call on kwik's
+     * controller.
+     */
+    long fallBack(String where, Throwable cause) {
+        boolean first;
         synchronized (this) {
-            if (delegate == null) {
-                KwikReflection.setStockBytesInFlight(stock, bytesInFlight);
-                delegate = stock;
-                AgentRuntime.timer().cancel(wakeup);
-                KwikTelemetry.fellBack(this, where, e);
+            first = switchLocked() || failedOver;
+            failedOver = false;
+        }
+        if (first) {
+            afterSwitch();
+            try {
+                KwikTelemetry.fellBack(this, where, cause);
+            } catch (Throwable ignored) {
+                // the event is lost; the fallback stands
+            }
+            try {
+                dev.ccagent.cc.CongestionController c = cc;
+                AgentRuntime.recordFallback("kwik " + (c != null ? c.algorithm() : "controller") + " " + where, cause);
+            } catch (Throwable ignored) {
+                // not even a log line (out of memory): the fallback stands
             }
         }
-        AgentRuntime.recordFallback("kwik " + (cc != null ? cc.algorithm() : "controller") + " " + where, e);
+        return TO_STOCK;
+    }
+
+    /**
+     * Hands the connection to kwik's controller (detach): true for the call that switched it. Safe
+     * from any thread; never throws.
+     */
+    boolean switchToStock() {
+        boolean first;
+        synchronized (this) {
+            first = switchLocked();
+        }
+        if (first) {
+            afterSwitch();
+        }
+        return first;
+    }
+
+    /**
+     * Caller holds the monitor and is about to rethrow a failure of our code: no other thread may
+     * call our controller again, so the switch happens before the monitor is released;
+     * {@link #fallBack} then counts and logs it.
+     */
+    private void failOverLocked() {
+        if (switchLocked()) {
+            failedOver = true;
+        }
+    }
+
+    /**
+     * Caller holds the monitor: kwik's controller takes over, handed our bytes in flight. Never
+     * throws; the switch is a field write before anything that could fail.
+     */
+    private boolean switchLocked() {
+        CongestionController s = stock;
+        if (delegate != null || s == null) {
+            return false;
+        }
+        delegate = s; // first: from here on every call goes to kwik's controller
+        try {
+            KwikReflection.setStockBytesInFlight(s, bytesInFlight);
+        } catch (Throwable ignored) {
+            // best effort: kwik's controller then counts from its own (earlier) figure
+        }
+        return true;
+    }
+
+    /** After a switch, outside the monitor: no pending wake-up, and a waiting sender looks again. */
+    private void afterSwitch() {
+        try {
+            WakeupTimer t = AgentRuntime.timerIfRunning();
+            if (t != null) {
+                t.cancel(wakeup);
+            }
+        } catch (Throwable ignored) {
+            // a stale wake-up only wakes kwik's sender once more
+        }
+        try {
+            listener.bytesInFlightDecreased(-1); // let a sender that waits for our pacer look again
+        } catch (Throwable ignored) {
+            // kwik's sender wakes on its own timeout
+        }
+    }
+
+    /** True once kwik's controller is in charge of the connection. */
+    public boolean onStock() {
+        return delegate != null;
+    }
+
+    /** A send-path counter failed: counters stop for this connection, and our controller with them. */
+    void telemetryFailed(Throwable cause) {
+        telemetryOff = true;
+        fallBack("telemetry", cause);
+    }
+
+    boolean telemetryOff() {
+        return telemetryOff;
     }
 
     private long toMono(Instant wall) {

@@ -10,8 +10,9 @@ import java.time.Instant;
 
 /**
  * The static entry points kwik's instrumented code calls. Public because advice is inlined into
- * kwik's classes; every method catches everything, because an exception here would surface inside
- * kwik's constructor or receiver loop.
+ * kwik's classes; every method catches every {@link Throwable}, because an exception here would
+ * surface inside kwik's constructor or receiver loop; a failure after the swap hands the connection
+ * back to kwik's controller.
  */
 public final class KwikHooks {
 
@@ -25,6 +26,7 @@ public final class KwikHooks {
      * @param id the hex original destination connection id on servers, "" on clients
      */
     public static void onSenderCreated(Object sender, String id, int maxPacketSize) {
+        KwikControllerAdapter adapter = null;
         try {
             AgentConfig config = AgentRuntime.config();
             boolean observe = config != null && config.detect(); // counters for the detector/JFR, stock arms too
@@ -46,7 +48,7 @@ public final class KwikHooks {
             }
             long initialRtt = arm != null && !arm.isStock() ? arm.options().initialRttNanos()
                     : initialRttOf(config);
-            KwikControllerAdapter adapter = new KwikControllerAdapter(sender, (CongestionControlEventListener) sender,
+            adapter = new KwikControllerAdapter(sender, (CongestionControlEventListener) sender,
                     maxPacketSize, selector, cc, arm, initialRtt);
             CongestionController stock = KwikReflection.swapController(sender, adapter);
             adapter.setStock(stock);
@@ -55,8 +57,19 @@ public final class KwikHooks {
             }
             KwikTelemetry.attach(adapter, sender, id);
             KwikConnections.register(adapter);
+            if (AgentRuntime.config() == null) {
+                adapter.switchToStock(); // detached while this connection was being made
+            }
         } catch (Throwable t) {
-            AgentRuntime.recordFallback("kwik controller injection", t);
+            if (adapter != null) {
+                adapter.fallBack("injection", t); // swapped in already: hand the connection back
+            } else {
+                try {
+                    AgentRuntime.recordFallback("kwik controller injection", t);
+                } catch (Throwable ignored) {
+                    // kwik's controller stays; not even a log line is possible
+                }
+            }
         }
     }
 
@@ -72,10 +85,11 @@ public final class KwikHooks {
     public static void onAckReceived(Object controller, Instant timeReceived, long largestAcknowledged,
                                      int ackDelayMillis) {
         if (controller instanceof KwikControllerAdapter) {
+            KwikControllerAdapter adapter = (KwikControllerAdapter) controller;
             try {
-                ((KwikControllerAdapter) controller).onAckFrame(timeReceived, largestAcknowledged, ackDelayMillis);
+                adapter.onAckFrame(timeReceived, largestAcknowledged, ackDelayMillis);
             } catch (Throwable t) {
-                AgentRuntime.recordFallback("kwik ack timing", t);
+                adapter.fallBack("ack timing", t); // without ACK times our controller has no RTT samples
             }
         }
     }

@@ -26,7 +26,8 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
  * </ul>
  * The counters live in the connection's {@link KwikControllerAdapter} (read with
  * {@code @Advice.FieldValue("congestionController")}: no lookup per packet), which is why the agent
- * installs the adapter in its pass-through mode on stock connections when detection is on.
+ * installs the adapter in its pass-through mode on stock connections when detection is on. A hook
+ * that fails stops the counters of its connection and hands it to kwik's controller (fail open).
  */
 public final class KwikTelemetry {
 
@@ -85,24 +86,55 @@ public final class KwikTelemetry {
     // ---------------------------------------------------------------- hooks (hot: no allocation)
 
     public static long loopEnter(Object cc) {
-        return cc instanceof KwikControllerAdapter ? ((KwikControllerAdapter) cc).telemetry().loopEnter() : 0;
+        if (cc instanceof KwikControllerAdapter) {
+            KwikControllerAdapter a = (KwikControllerAdapter) cc;
+            if (!a.telemetryOff()) {
+                try {
+                    return a.telemetry().loopEnter();
+                } catch (Throwable t) {
+                    a.telemetryFailed(t);
+                }
+            }
+        }
+        return 0;
     }
 
     public static void loopExit(Object cc, long before) {
         if (cc instanceof KwikControllerAdapter) {
-            ((KwikControllerAdapter) cc).telemetry().loopExit(before);
+            KwikControllerAdapter a = (KwikControllerAdapter) cc;
+            if (!a.telemetryOff()) {
+                try {
+                    a.telemetry().loopExit(before);
+                } catch (Throwable t) {
+                    a.telemetryFailed(t);
+                }
+            }
         }
     }
 
     public static void datagramSent(Object cc) {
         if (cc instanceof KwikControllerAdapter) {
-            ((KwikControllerAdapter) cc).telemetry().datagramSent();
+            KwikControllerAdapter a = (KwikControllerAdapter) cc;
+            if (!a.telemetryOff()) {
+                try {
+                    a.telemetry().datagramSent();
+                } catch (Throwable t) {
+                    a.telemetryFailed(t);
+                }
+            }
         }
     }
 
     public static void packetReceived(Object cc) {
         if (cc instanceof KwikControllerAdapter) {
-            ((KwikControllerAdapter) cc).telemetry().packetReceived();
+            KwikControllerAdapter a = (KwikControllerAdapter) cc;
+            if (!a.telemetryOff()) {
+                try {
+                    a.telemetry().packetReceived();
+                } catch (Throwable t) {
+                    a.telemetryFailed(t);
+                }
+            }
         }
     }
 

@@ -70,8 +70,12 @@ public final class AgentLog {
 
     /** Logs only the first time {@code key} is seen in this JVM: for problems on hot paths. */
     public static void warnOnce(String key, String message, Throwable cause) {
-        if (ONCE.add(key)) {
-            log(Level.WARN, message, cause);
+        try {
+            if (ONCE.add(key)) {
+                log(Level.WARN, message, cause);
+            }
+        } catch (Throwable ignored) {
+            // out of memory, a broken stream: logging must never take the host down
         }
     }
 
@@ -89,8 +93,8 @@ public final class AgentLog {
             if (cause != null && enabled(Level.DEBUG)) {
                 cause.printStackTrace(out);
             }
-        } catch (RuntimeException ignored) {
-            // logging must never take the host down
+        } catch (Throwable ignored) {
+            // logging must never take the host down (also not an error while logging one)
         }
     }
 }

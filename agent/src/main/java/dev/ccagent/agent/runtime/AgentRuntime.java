@@ -20,12 +20,16 @@ public final class AgentRuntime {
 
     private static volatile AgentConfig config;
     private static volatile WakeupTimer timer;
+    /** The agent's thread group, taken at the first install (the timer's threads run in it). */
+    private static volatile ThreadGroup timerGroup;
     private static final Map<String, LongAdder> CONNECTIONS = new ConcurrentHashMap<>();
     private static final AtomicLong FALLBACKS = new AtomicLong();
     private static final List<String> MODULES = new CopyOnWriteArrayList<>();
     private static final List<String> ALARMS = new CopyOnWriteArrayList<>();
     /** Alarms kept for status; older ones are dropped. */
     static final int MAX_ALARMS = 100;
+    /** Module verdicts kept for status (one per class loader seen); older ones are dropped. */
+    static final int MAX_MODULES = 100;
 
     private AgentRuntime() {
     }
@@ -39,29 +43,54 @@ public final class AgentRuntime {
         config = newConfig;
     }
 
-    /** The shared pacing timer, started on first use. */
+    /**
+     * The shared pacing timer. Started at install ({@link #startTimer()}); started here only when a
+     * connection made before a detach still asks (it is created so that it pins nothing of the caller:
+     * see {@link WakeupTimer}).
+     */
     public static WakeupTimer timer() {
         WakeupTimer t = timer;
         if (t == null) {
-            synchronized (AgentRuntime.class) {
-                t = timer;
-                if (t == null) {
-                    t = new WakeupTimer("ccagent-pacing-timer");
-                    timer = t;
-                }
-            }
+            t = startTimer();
         }
         return t;
     }
 
-    /** Stops the timer thread (detach, tests). */
-    public static void stopTimer() {
+    /**
+     * Starts the pacing timer if it is not running: called at install from the agent's own thread
+     * (premain or the attach listener), whose thread group the timer's thread joins.
+     */
+    public static WakeupTimer startTimer() {
         synchronized (AgentRuntime.class) {
-            if (timer != null) {
-                timer.close();
-                timer = null;
+            WakeupTimer t = timer;
+            if (t == null) {
+                ThreadGroup group = timerGroup;
+                if (group == null) {
+                    group = Thread.currentThread().getThreadGroup();
+                    timerGroup = group;
+                }
+                t = new WakeupTimer("ccagent-pacing-timer", group);
+                timer = t;
             }
+            return t;
         }
+    }
+
+    /** Stops the timer thread (detach, tests); pending wake-ups are dropped. */
+    public static void stopTimer() {
+        WakeupTimer t;
+        synchronized (AgentRuntime.class) {
+            t = timer;
+            timer = null;
+        }
+        if (t != null) {
+            t.close();
+        }
+    }
+
+    /** The running timer, or null (status, tests): never starts one. */
+    public static WakeupTimer timerIfRunning() {
+        return timer;
     }
 
     /** Counts a connection assigned to {@code arm} ("default:bbr1", "canary:stock", ...). */
@@ -79,6 +108,9 @@ public final class AgentRuntime {
     /** A connection fell back to the stock algorithm because our code failed; logged once per cause. */
     public static void recordFallback(String where, Throwable cause) {
         long n = FALLBACKS.incrementAndGet();
+        if (cause == null) {
+            return;
+        }
         AgentLog.warnOnce("fallback:" + where + ":" + cause.getClass().getName(),
                 where + " failed; this connection continues with the stock algorithm (fallbacks so far: " + n + ")",
                 cause);
@@ -91,6 +123,9 @@ public final class AgentRuntime {
     /** Records a target module's verdict for a class loader ("kwik 0.10.9 in app: applied"). */
     public static void recordModule(String verdict) {
         MODULES.add(verdict);
+        while (MODULES.size() > MAX_MODULES) {
+            MODULES.remove(0); // one per class loader that loads the library: bounded for loader churn
+        }
     }
 
     public static List<String> moduleVerdicts() {

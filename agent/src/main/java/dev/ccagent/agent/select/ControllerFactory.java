@@ -18,7 +18,15 @@ public final class ControllerFactory {
 
     private static final Map<String, CcOptions> SIZED = new ConcurrentHashMap<>();
 
+    /** Sized option sets kept; {@code set} changes add keys, so the cache is cleared beyond this. */
+    static final int MAX_CACHED = 64;
+
     private ControllerFactory() {
+    }
+
+    /** Forgets the cached option sets (detach). */
+    public static void clearCache() {
+        SIZED.clear();
     }
 
     /** A new controller for {@code arm}; null for the stock arm. */
@@ -42,6 +50,9 @@ public final class ControllerFactory {
                 && hostQuantumRatio != options.quantumRatio();
         if (size || quantum) {
             String key = arm.algorithm() + "|" + options.given() + "|" + maxDatagramSize + "|" + hostQuantumRatio;
+            if (SIZED.size() >= MAX_CACHED && !SIZED.containsKey(key)) {
+                SIZED.clear(); // bounded: configurations changed many times over
+            }
             options = SIZED.computeIfAbsent(key, k -> {
                 Map<String, String> raw = new LinkedHashMap<>(arm.options().given());
                 if (size) {

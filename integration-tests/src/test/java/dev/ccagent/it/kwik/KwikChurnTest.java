@@ -1,0 +1,84 @@
+package dev.ccagent.it.kwik;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import javax.management.MBeanServerConnection;
+import javax.management.ObjectName;
+import javax.management.remote.JMXConnector;
+import javax.management.remote.JMXConnectorFactory;
+import javax.management.remote.JMXServiceURL;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Connection churn: rounds of short connections against one server, with the canary split and the
+ * algorithm changed over JMX {@code set} between rounds. After each round (connections closed, a full
+ * GC by {@code jcmd GC.class_histogram}, read from outside) the agent's per-connection objects
+ * (adapters, timer entries, send telemetry) are back near zero and the agent's heap and its module
+ * list stay flat: nothing keyed by connection outlives it.
+ */
+class KwikChurnTest {
+
+    static final int ROUNDS = 3;
+    static final int PER_ROUND = 600;
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void churnLeavesNoStateBehind() throws Exception {
+        Path dir = KwikIt.workDir("churn");
+        String[] sets = {"canary=bbr3:50%", "cc=cubic;canary=bbr1:20%", "cc=newreno;canary=cubic:10%"};
+        try (KwikIt.Server server = SafetyIt.startServer(dir, "server",
+                "cc=bbr1;canary=cubic:30%;log=warn;fix.kwik-stream-stall=on", List.of(), "--idle-seconds", "5")) {
+            long pid = server.jvm.pid();
+            String url = SafetyIt.managementUrl(pid);
+            long[] agentBytes = new long[ROUNDS];
+            long[] adapters = new long[ROUNDS];
+            long started = System.nanoTime();
+            int total = 0;
+            try (JMXConnector c = JMXConnectorFactory.connect(new JMXServiceURL(url))) {
+                MBeanServerConnection mbs = c.getMBeanServerConnection();
+                ObjectName control = new ObjectName("dev.ccagent:type=Control");
+                int modules = ((String[]) mbs.getAttribute(control, "Modules")).length;
+                for (int round = 0; round < ROUNDS; round++) {
+                    KwikIt.ClientRun run = KwikIt.runClient(dir, "client-" + round, "fix.kwik-stream-stall=on;log=warn",
+                            Duration.ofSeconds(120), "--port", Integer.toString(server.port), "--mode", "down",
+                            "--bytes", "20000", "--connections", Integer.toString(PER_ROUND), "--parallel", "8",
+                            "--seed", Integer.toString(100 + round));
+                    assertTrue(run.allOk(PER_ROUND), "round " + round + ": " + tail(run.stdout) + server.jvm.describe());
+                    total += PER_ROUND;
+                    mbs.invoke(control, "set", new Object[] {sets[round]}, new String[] {String.class.getName()});
+                    Thread.sleep(1500); // kwik's closing/draining states end; the server forgets the connections
+                    String histogram = SafetyIt.jcmd(pid, "GC.class_histogram");
+                    agentBytes[round] = SafetyIt.bytesOf(histogram, "dev.ccagent.");
+                    adapters[round] = SafetyIt.instances(histogram, "dev.ccagent.agent.kwik.KwikControllerAdapter");
+                    long entries = SafetyIt.instances(histogram, "dev.ccagent.agent.runtime.WakeupTimer$Entry");
+                    long telemetry = SafetyIt.instances(histogram, "dev.ccagent.agent.detect.SendTelemetry");
+                    System.out.printf("[it] churn round %d: %d connections so far; agent heap %d bytes, adapters %d,"
+                            + " timer entries %d, telemetry %d%n", round, total, agentBytes[round], adapters[round],
+                            entries, telemetry);
+                    // a few connections may still be draining; none of the earlier rounds' are held
+                    assertTrue(adapters[round] <= 40, "adapters left after " + total + " connections: " + adapters[round]);
+                    assertTrue(entries <= 40, "timer entries left: " + entries);
+                    assertTrue(telemetry <= 40, "telemetry left: " + telemetry);
+                }
+                assertEquals(modules, ((String[]) mbs.getAttribute(control, "Modules")).length, "module list flat");
+            }
+            // flat: the last round's agent heap is within 64 KB of the first's (the first already
+            // holds every class's static state; 600 connections would add far more per round)
+            assertTrue(agentBytes[ROUNDS - 1] <= agentBytes[0] + 64 * 1024,
+                    "agent heap grew: " + java.util.Arrays.toString(agentBytes));
+            System.out.printf("[it] churn: %d connections in %.1f s%n", total, (System.nanoTime() - started) / 1e9);
+        }
+    }
+
+    private static String tail(String s) {
+        return s.length() > 2000 ? s.substring(s.length() - 2000) : s;
+    }
+
+}

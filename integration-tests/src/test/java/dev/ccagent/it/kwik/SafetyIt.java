@@ -1,0 +1,121 @@
+package dev.ccagent.it.kwik;
+
+import dev.ccagent.it.ForkedJvm;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Plumbing of the safety tests: servers whose class path also holds the test-only algorithms. */
+final class SafetyIt {
+
+    private SafetyIt() {
+    }
+
+    /** This module's test classes (the test-only algorithm providers and agents). */
+    static String testClasses() {
+        try {
+            return Path.of(SafetyAlgorithms.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** kwik's class path plus the test classes. */
+    static String classPath() {
+        return KwikIt.appClassPath() + File.pathSeparator + testClasses();
+    }
+
+    /** A started kwik bulk server with the agent ({@code agentArgs}) and optional extra agents first. */
+    static KwikIt.Server startServer(Path dir, String name, String agentArgs, List<String> jvmArgs, String... serverArgs)
+            throws IOException, InterruptedException {
+        ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkServer.class.getName())
+                .classPath(classPath())
+                .dir(dir)
+                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
+                .jvmArgs(jvmArgs.toArray(new String[0]))
+                .args("--keystore", KwikIt.keyStore().toString())
+                .args(serverArgs);
+        if (agentArgs != null) {
+            b.javaagent(KwikIt.agentJar(), agentArgs);
+        }
+        return KwikIt.awaitPort(b.start());
+    }
+
+    private static Path killerJar;
+
+    /** A manifest-only agent jar whose Premain-Class is {@link TimerKiller} (found on the class path). */
+    static synchronized Path timerKillerJar() throws IOException {
+        if (killerJar == null) {
+            Path file = KwikIt.workDir("timer-killer").resolve("timer-killer-" + ProcessHandle.current().pid() + ".jar");
+            java.util.jar.Manifest mf = new java.util.jar.Manifest();
+            mf.getMainAttributes().put(java.util.jar.Attributes.Name.MANIFEST_VERSION, "1.0");
+            mf.getMainAttributes().putValue("Premain-Class", TimerKiller.class.getName());
+            try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(file), mf)) {
+                out.flush();
+            }
+            killerJar = file;
+        }
+        return killerJar;
+    }
+
+    /** Runs the JDK's {@code jcmd PID ARGS...} and returns its output. */
+    static String jcmd(long pid, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString());
+        cmd.add(Long.toString(pid));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IOException("jcmd " + String.join(" ", args) + " did not finish");
+        }
+        return out;
+    }
+
+    /** Instances of a class in a live JVM (a full GC first: GC.class_histogram). */
+    static long instances(String histogram, String className) {
+        for (String line : histogram.split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length >= 4 && f[3].equals(className)) {
+                return Long.parseLong(f[1]);
+            }
+        }
+        return 0;
+    }
+
+    /** Bytes of all instances of classes whose name starts with {@code prefix}. */
+    static long bytesOf(String histogram, String prefix) {
+        long sum = 0;
+        for (String line : histogram.split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length >= 4 && f[3].startsWith(prefix) && f[0].endsWith(":")) {
+                sum += Long.parseLong(f[2]);
+            }
+        }
+        return sum;
+    }
+
+    /** Starts the JVM's local JMX agent through the Attach API; returns its connector address. */
+    static String managementUrl(long pid) throws Exception {
+        com.sun.tools.attach.VirtualMachine vm = com.sun.tools.attach.VirtualMachine.attach(Long.toString(pid));
+        try {
+            return vm.startLocalManagementAgent();
+        } finally {
+            vm.detach();
+        }
+    }
+
+    static int count(String text, String needle) {
+        int n = 0;
+        for (int i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + needle.length())) {
+            n++;
+        }
+        return n;
+    }
+}
