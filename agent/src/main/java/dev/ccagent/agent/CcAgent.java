@@ -59,6 +59,7 @@ public final class CcAgent {
                 return;
             }
             instrumentation = inst;
+            dev.ccagent.agent.instrument.HelperInjector.init(inst);
             apply(parsed.config(), how);
             Control.register(CcAgent::detach, CcAgent::apply);
             System.setProperty(ATTACHED_PROPERTY, VERSION);

@@ -39,7 +39,7 @@ import java.util.List;
  * <p>Fail open: an exception from our code is counted and logged once, and the connection continues
  * on kwik's own controller, which is handed our bytes-in-flight count.
  */
-public final class KwikControllerAdapter implements CongestionController, WakeupTimer.Target {
+public final class KwikControllerAdapter implements CongestionController, WakeupTimer.Target, KwikLiveConnection {
 
     private final Object sender;
     private final CongestionControlEventListener listener;
