@@ -62,7 +62,7 @@ public abstract class TargetModule {
             java.net.URL url = loader == null ? ClassLoader.getSystemResource(resource) : loader.getResource(resource);
             if (url != null) {
                 String path = url.getPath();
-                int bang = path.indexOf('!');
+                int bang = path.lastIndexOf('!'); // the innermost jar (nested jars: Spring Boot)
                 String jar = (bang > 0 ? path.substring(0, bang) : path);
                 String name = jar.substring(jar.lastIndexOf('/') + 1);
                 String prefix = artifactId + "-";
