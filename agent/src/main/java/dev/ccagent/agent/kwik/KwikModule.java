@@ -105,6 +105,7 @@ public final class KwikModule extends TargetModule {
     @Override
     protected void onApplied(ClassLoader loader, String version) {
         super.onApplied(loader, version);
+        FinalFieldMutation.noteOnce();
         if (config.fixKwikStreamStall()) {
             streamStallRacePresent(loader);
         }
