@@ -51,6 +51,11 @@ public final class CcAgent {
 
     static synchronized void start(String args, Instrumentation inst, String how) {
         try {
+            String refused = AgentJars.refusal();
+            if (refused != null) {
+                AgentLog.error(refused, null);
+                return;
+            }
             AgentArgs.Result parsed = AgentArgs.parse(args);
             if (!parsed.ok()) {
                 for (String problem : parsed.problems()) {
@@ -59,6 +64,7 @@ public final class CcAgent {
                 return;
             }
             instrumentation = inst;
+            dev.ccagent.agent.instrument.HelperInjector.init(inst);
             apply(parsed.config(), how);
             Control.register(CcAgent::detach, CcAgent::apply);
             System.setProperty(ATTACHED_PROPERTY, VERSION);

@@ -48,6 +48,7 @@ public final class ForkedJvm implements AutoCloseable {
         private final List<String> jvmArgs = new ArrayList<>();
         private final List<String> args = new ArrayList<>();
         private Path dir = Path.of(System.getProperty("java.io.tmpdir"));
+        private Path executableJar;
 
         private Builder(String name, String mainClass) {
             this.name = name;
@@ -87,6 +88,12 @@ public final class ForkedJvm implements AutoCloseable {
             return this;
         }
 
+        /** Runs {@code java -jar JAR} (its manifest names the main class; class path and main class are ignored). */
+        public Builder executableJar(Path jar) {
+            this.executableJar = jar.toAbsolutePath();
+            return this;
+        }
+
         /** Where {@code NAME.out} and {@code NAME.err} go. */
         public Builder dir(Path d) {
             this.dir = d;
@@ -100,9 +107,14 @@ public final class ForkedJvm implements AutoCloseable {
             List<String> cmd = new ArrayList<>();
             cmd.add(java);
             cmd.addAll(jvmArgs);
-            cmd.add("-cp");
-            cmd.add(classPath);
-            cmd.add(mainClass);
+            if (executableJar != null) {
+                cmd.add("-jar");
+                cmd.add(executableJar.toString());
+            } else {
+                cmd.add("-cp");
+                cmd.add(classPath);
+                cmd.add(mainClass);
+            }
             cmd.addAll(args);
             Files.writeString(dir.resolve(name + ".cmd"), String.join(" ", cmd) + "\n");
             ProcessBuilder pb = new ProcessBuilder(cmd)

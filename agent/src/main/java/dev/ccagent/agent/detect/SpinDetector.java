@@ -2,7 +2,7 @@ package dev.ccagent.agent.detect;
 
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.kwik.KwikConnections;
-import dev.ccagent.agent.kwik.KwikControllerAdapter;
+import dev.ccagent.agent.kwik.KwikLiveConnection;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.jfr.AckOnlySendLoop;
 import dev.ccagent.jfr.JfrSwitch;
@@ -150,9 +150,9 @@ public final class SpinDetector {
     private void tick() {
         try {
             JfrSwitch.refresh();
-            List<KwikControllerAdapter> live = KwikConnections.live();
+            List<KwikLiveConnection> live = KwikConnections.live();
             long now = System.nanoTime();
-            for (KwikControllerAdapter a : live) {
+            for (KwikLiveConnection a : live) {
                 try {
                     evaluate(a.algorithm(), a.telemetry(), now);
                 } catch (Throwable t) {

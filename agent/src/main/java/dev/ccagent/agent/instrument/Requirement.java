@@ -18,6 +18,7 @@ public final class Requirement {
     private final String typeName;
     private final List<String[]> fields = new ArrayList<>();
     private final List<String[]> methods = new ArrayList<>();
+    private final List<java.util.function.Function<TypeDescription, String>> checks = new ArrayList<>();
 
     private Requirement(String typeName) {
         this.typeName = typeName;
@@ -36,6 +37,15 @@ public final class Requirement {
     /** A method or constructor ({@code <init>}) declared by this type or inherited from a superclass. */
     public Requirement method(String name, String descriptor) {
         methods.add(new String[] {name, descriptor});
+        return this;
+    }
+
+    /**
+     * A check of the type's shape that descriptors cannot express (e.g. a constructor matched by
+     * parameter types, not positions): returns null when it holds, else what is missing.
+     */
+    public Requirement satisfies(java.util.function.Function<TypeDescription, String> check) {
+        checks.add(check);
         return this;
     }
 
@@ -66,6 +76,12 @@ public final class Requirement {
         for (String[] m : methods) {
             if (!hasMethod(type, m[0], m[1])) {
                 missing.add("method " + typeName + "." + m[0] + m[1] + " not found");
+            }
+        }
+        for (java.util.function.Function<TypeDescription, String> c : checks) {
+            String problem = c.apply(type);
+            if (problem != null) {
+                missing.add(problem);
             }
         }
     }

@@ -62,7 +62,7 @@ public abstract class TargetModule {
             java.net.URL url = loader == null ? ClassLoader.getSystemResource(resource) : loader.getResource(resource);
             if (url != null) {
                 String path = url.getPath();
-                int bang = path.indexOf('!');
+                int bang = path.lastIndexOf('!'); // the innermost jar (nested jars: Spring Boot)
                 String jar = (bang > 0 ? path.substring(0, bang) : path);
                 String name = jar.substring(jar.lastIndexOf('/') + 1);
                 String prefix = artifactId + "-";
@@ -119,6 +119,12 @@ public abstract class TargetModule {
             String version = versionIn(loader);
             String where = description() + (version != null ? " version " + version : "") + " in " + loaderName(loader);
             if (missing.isEmpty()) {
+                String unlinked = link(loader);
+                if (unlinked != null) {
+                    missing.add(unlinked);
+                }
+            }
+            if (missing.isEmpty()) {
                 AgentLog.info(where + ": applied");
                 AgentRuntime.recordModule(where + ": applied");
                 onApplied(loader, version);
@@ -138,6 +144,16 @@ public abstract class TargetModule {
     private boolean missingAnchor(List<String> missing) {
         String anchor = "class " + requirements().get(0).typeName() + " not found";
         return !missing.contains(anchor);
+    }
+
+    /**
+     * After the requirements hold in {@code loader}: makes the module's hooks run there (e.g. defines
+     * helper classes in it) and verifies that they link against the library's types in that loader.
+     *
+     * @return null when they do; else the reason the module skips this loader
+     */
+    protected String link(ClassLoader loader) {
+        return null;
     }
 
     /** Hook for lifecycle events (JFR) when the module applies to a loader. */

@@ -1,7 +1,7 @@
 package dev.ccagent.agent.jfr;
 
 import dev.ccagent.agent.kwik.KwikConnections;
-import dev.ccagent.agent.kwik.KwikControllerAdapter;
+import dev.ccagent.agent.kwik.KwikLiveConnection;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.jfr.CongestionState;
 import dev.ccagent.jfr.JfrSwitch;
@@ -28,7 +28,7 @@ public final class CongestionStatePoller implements Runnable {
 
     @Override
     public void run() {
-        for (KwikControllerAdapter a : KwikConnections.live()) {
+        for (KwikLiveConnection a : KwikConnections.live()) {
             try {
                 CcSnapshot s;
                 dev.ccagent.agent.detect.SendTelemetry t = a.telemetry();

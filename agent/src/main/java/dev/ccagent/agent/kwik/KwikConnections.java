@@ -11,12 +11,13 @@ import java.util.WeakHashMap;
  */
 public final class KwikConnections {
 
-    private static final Map<KwikControllerAdapter, Boolean> LIVE = new WeakHashMap<>();
+    private static final Map<KwikLiveConnection, Boolean> LIVE = new WeakHashMap<>();
 
     private KwikConnections() {
     }
 
-    static void register(KwikControllerAdapter adapter) {
+    /** Public: called by the hooks, which may be defined in kwik's own class loader (see KwikLinkage). */
+    public static void register(KwikLiveConnection adapter) {
         synchronized (LIVE) {
             LIVE.put(adapter, Boolean.TRUE);
         }
@@ -51,7 +52,7 @@ public final class KwikConnections {
     }
 
     /** A copy of the live adapters. */
-    public static List<KwikControllerAdapter> live() {
+    public static List<KwikLiveConnection> live() {
         synchronized (LIVE) {
             return new ArrayList<>(LIVE.keySet());
         }

@@ -42,7 +42,7 @@ import java.util.List;
  * that failed. Our state is committed only at the end of each callback, so a failing call leaves
  * nothing half-counted. Detach hands every connection over the same way ({@link #switchToStock()}).
  */
-public final class KwikControllerAdapter implements CongestionController, WakeupTimer.Target {
+public final class KwikControllerAdapter implements CongestionController, WakeupTimer.Target, KwikLiveConnection {
 
     private final Object sender;
     private final CongestionControlEventListener listener;

@@ -12,10 +12,8 @@ import net.bytebuddy.matcher.ElementMatcher;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
 import static net.bytebuddy.matcher.ElementMatchers.isDeclaredBy;
 import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 /**
@@ -53,7 +51,7 @@ public final class KwikModule extends TargetModule {
     protected List<Requirement> requirements() {
         return List.of(
                 Requirement.type(KwikReflection.SENDER_IMPL)
-                        .method("<init>", SENDER_CTOR)
+                        .satisfies(KwikSenderConstructor::problem) // by parameter type: kwik's main branch moved them
                         .field("congestionController", CC)
                         .field("recoveryManager", "Ltech/kwik/core/recovery/RecoveryManager;")
                         .field("connection", "Ltech/kwik/core/impl/QuicConnectionImpl;"),
@@ -94,6 +92,74 @@ public final class KwikModule extends TargetModule {
     }
 
     @Override
+    protected String link(ClassLoader loader) {
+        return KwikLinkage.prepare(loader);
+    }
+
+    static final String STREAM_OUTPUT = "tech.kwik.core.stream.StreamOutputStreamImpl";
+
+    /** Per kwik loader: whether the stream-send race that {@code fix.kwik-stream-stall} closes is there. */
+    private final java.util.Map<ClassLoader, Boolean> raceByLoader =
+            java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+    @Override
+    protected void onApplied(ClassLoader loader, String version) {
+        super.onApplied(loader, version);
+        FinalFieldMutation.noteOnce();
+        if (config.fixKwikStreamStall()) {
+            streamStallRacePresent(loader);
+        }
+    }
+
+    /**
+     * The race lives in {@code StreamOutputStreamImpl.scheduleSendStreamFrameRequest} and its
+     * {@code sendRequestsQueued} counter, both new in kwik 0.10.7; where they are absent the fix has
+     * nothing to close and is skipped (logged once per loader).
+     */
+    boolean streamStallRacePresent(ClassLoader loader) {
+        if (loader == null) {
+            return false;
+        }
+        Boolean known = raceByLoader.get(loader);
+        if (known != null) {
+            return known;
+        }
+        boolean present;
+        String why = null;
+        try {
+            net.bytebuddy.pool.TypePool pool = net.bytebuddy.pool.TypePool.Default.of(
+                    net.bytebuddy.dynamic.ClassFileLocator.ForClassLoader.of(loader));
+            net.bytebuddy.pool.TypePool.Resolution r = pool.describe(STREAM_OUTPUT);
+            TypeDescription t = r.isResolved() ? r.resolve() : null;
+            boolean counter = t != null && !t.getDeclaredFields()
+                    .filter(named("sendRequestsQueued").and(net.bytebuddy.matcher.ElementMatchers.fieldType(AtomicInteger.class))).isEmpty();
+            boolean method = t != null && !t.getDeclaredMethods().filter(named("scheduleSendStreamFrameRequest")).isEmpty();
+            present = counter && method;
+            if (!present) {
+                why = t == null ? STREAM_OUTPUT + " not found"
+                        : "no " + (counter ? "" : "AtomicInteger sendRequestsQueued field") + (counter || method ? "" : " and no ")
+                        + (method ? "" : "scheduleSendStreamFrameRequest method") + " in " + STREAM_OUTPUT
+                        + " (the race it closes came with them in kwik 0.10.7)";
+            }
+        } catch (RuntimeException | LinkageError e) {
+            present = false;
+            why = "the check failed: " + e;
+        }
+        raceByLoader.put(loader, present);
+        String version = versionIn(loader);
+        String where = "fix.kwik-stream-stall for kwik" + (version != null ? " " + version : "") + " in "
+                + KwikLinkage.loaderName(loader);
+        if (present) {
+            dev.ccagent.agent.log.AgentLog.info(where + ": applied");
+            dev.ccagent.agent.runtime.AgentRuntime.recordModule(where + ": applied");
+        } else {
+            dev.ccagent.agent.log.AgentLog.info(where + ": skipped: " + why);
+            dev.ccagent.agent.runtime.AgentRuntime.recordModule(where + ": skipped: " + why);
+        }
+        return present;
+    }
+
+    @Override
     protected String versionIn(ClassLoader loader) {
         return mavenVersion(loader, "tech.kwik", "kwik", KwikReflection.SENDER_IMPL);
     }
@@ -103,10 +169,12 @@ public final class KwikModule extends TargetModule {
         ClassLoader ours = KwikModule.class.getClassLoader();
         AgentBuilder b = builder
                 .type(typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
-                .transform(new AgentBuilder.Transformer.ForAdvice()
-                        .include(ours)
-                        .advice(isConstructor().and(takesArguments(9)).and(takesArgument(0, named("java.time.Clock"))),
-                                SenderConstructorAdvice.class.getName()))
+                .transform((typeBuilder, type, loader, module, domain) -> {
+                    KwikSenderConstructor shape = KwikSenderConstructor.find(type);
+                    return shape == null ? typeBuilder // the requirement check already said why
+                            : typeBuilder.visit(shape.advice(SenderConstructorAdvice.class,
+                                    net.bytebuddy.dynamic.ClassFileLocator.ForClassLoader.of(ours)));
+                })
                 .type(typeThenLoader(named(KwikReflection.LOSS_DETECTOR), loaderCheck))
                 .transform(new AgentBuilder.Transformer.ForAdvice()
                         .include(ours)
@@ -115,7 +183,8 @@ public final class KwikModule extends TargetModule {
             b = KwikTelemetry.extend(b, loaderCheck); // send-loop counters for the spin detector
         }
         if (config.fixKwikStreamStall()) {
-            b = b.type(typeThenLoader(named("tech.kwik.core.stream.StreamOutputStreamImpl"), loaderCheck))
+            ElementMatcher<ClassLoader> raceThere = l -> loaderCheck.matches(l) && streamStallRacePresent(l);
+            b = b.type(typeThenLoader(named(STREAM_OUTPUT), raceThere))
                     .transform((typeBuilder, type, loader, module, domain) -> {
                         try {
                             return typeBuilder.visit(MemberSubstitution.relaxed()
@@ -144,14 +213,14 @@ public final class KwikModule extends TargetModule {
                 type.matches(typeDescription) && loader.matches(classLoader);
     }
 
-    /** Inlined at the end of SenderImpl's 9-argument constructor. */
+    /** Inlined at the end of SenderImpl's designated constructor (see {@link KwikSenderConstructor}). */
     public static final class SenderConstructorAdvice {
         private SenderConstructorAdvice() {
         }
 
         @Advice.OnMethodExit(suppress = Throwable.class)
-        static void exit(@Advice.This Object sender, @Advice.Argument(2) int maxPacketSize,
-                         @Advice.Argument(6) String id) {
+        static void exit(@Advice.This Object sender, @KwikSenderConstructor.MaxPacketSize int maxPacketSize,
+                         @KwikSenderConstructor.Id String id) {
             KwikHooks.onSenderCreated(sender, id, maxPacketSize);
         }
     }

@@ -70,12 +70,18 @@ public final class KwikBulkServer {
                 .connectionIdLength(8)
                 .build();
         DatagramSocket socket = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-        ServerConnector server = ServerConnector.builder()
+        ServerConnector.Builder builder = ServerConnector.builder()
                 .withSocket(socket)
                 .withKeyStore(ks, SelfSignedKeyStore.ALIAS, SelfSignedKeyStore.PASSWORD)
                 .withConfiguration(config)
-                .withLogger(new NullLogger())
-                .build();
+                .withLogger(new NullLogger());
+        ServerConnector server;
+        try {
+            server = builder.build();
+        } catch (IllegalStateException e) {
+            // kwik 0.10.0-0.10.3 insist on a port even with a socket given (and then use the socket)
+            server = builder.withPort(socket.getLocalPort()).build();
+        }
         ExecutorService workers = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "bulk-stream");
             t.setDaemon(true);

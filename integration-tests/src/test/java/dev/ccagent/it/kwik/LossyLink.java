@@ -1,0 +1,86 @@
+package dev.ccagent.it.kwik;
+
+import dev.ccagent.it.emulator.LinkEmulator;
+import dev.ccagent.it.emulator.LinkProfile;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.regex.Matcher;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The link the application tests prove injection on, from outside: 20 Mbit/s, 50 ms RTT, a 1-BDP
+ * drop-tail buffer and 1% random loss on the data (server to client) direction, through the user-space
+ * emulator on 127.0.0.1. kwik's NewReno halves its window on every random loss and stays far below
+ * the link rate there; BBRv1 does not treat random loss as congestion and fills it, so the goodput of
+ * a short download tells from outside which controller the server used.
+ */
+final class LossyLink {
+
+    static final long RATE = 20_000_000;
+    static final long RTT_NANOS = 50_000_000;
+    /** bbr1 must beat stock by at least this factor (measured 3-9x on a loaded 2-core machine). */
+    static final double FACTOR = 2.0;
+    static final long WARMUP_BYTES = 2_000_000;
+
+    private LossyLink() {
+    }
+
+    static LinkEmulator start(int serverPort, long seed) {
+        LinkProfile toServer = LinkProfile.builder().rate(RATE).delay(RTT_NANOS / 2).bufferBdp(1.0, RTT_NANOS).build();
+        LinkProfile toClient = LinkProfile.builder().rate(RATE).delay(RTT_NANOS / 2).bufferBdp(1.0, RTT_NANOS)
+                .loss(0.01).build();
+        return LinkEmulator.start(new InetSocketAddress("127.0.0.1", serverPort), toServer, toClient, seed);
+    }
+
+    /** One finished download: its goodput and how often the (stock, unpatched) client side retried a stall. */
+    static final class Download {
+        final double mbps;
+        final long bytes;
+        final int retries;
+        final String describe;
+
+        Download(double mbps, long bytes, int retries, String describe) {
+            this.mbps = mbps;
+            this.bytes = bytes;
+            this.retries = retries;
+            this.describe = describe;
+        }
+    }
+
+    /**
+     * A checksummed download of {@code bytes} from {@code serverPort} through a fresh emulator; asserts
+     * it is intact. A stall of an unpatched server is retried on a new connection (counted).
+     */
+    static Download download(Path dir, String name, int serverPort, long bytes, long seed)
+            throws IOException, InterruptedException {
+        try (LinkEmulator em = start(serverPort, seed)) {
+            KwikIt.ClientRun run = KwikIt.runClient(dir, name, null, Duration.ofSeconds(90),
+                    "--port", Integer.toString(em.port()), "--mode", "down", "--bytes", Long.toString(bytes),
+                    "--seed", Long.toString(seed), "--stall-seconds", "8", "--stall-retries", "3",
+                    // straight from the server first (not counted): a cold JVM makes BBR measure the JIT
+                    "--warmup-port", Integer.toString(serverPort), "--warmup-bytes", Long.toString(WARMUP_BYTES));
+            assertTrue(run.allOk(1), "download not intact:\n" + run.describe);
+            Matcher r = run.results.get(0);
+            int retries = 0;
+            for (String l : run.stdout.split("\n")) {
+                if (l.startsWith("RETRY ")) {
+                    retries++;
+                }
+            }
+            double mbps = Double.parseDouble(r.group(6));
+            System.out.printf(Locale.ROOT, "[it] %s: %s bytes in %s s = %.2f Mbit/s, retries %d, emulator to-client %s%n",
+                    name, r.group(4), r.group(5), mbps, retries, em.toClientStats());
+            return new Download(mbps, Long.parseLong(r.group(4)), retries, run.describe);
+        }
+    }
+
+    static String load() {
+        return String.format(Locale.ROOT, "load average %.2f",
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    }
+}
