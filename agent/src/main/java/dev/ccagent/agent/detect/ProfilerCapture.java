@@ -37,16 +37,20 @@ public final class ProfilerCapture {
         this.everyNanos = everyNanos;
     }
 
-    /** Starts a capture unless one ran less than {@code every} ago, one is running, or the profiler is unavailable. */
-    void trigger(String reason) {
+    /**
+     * Starts a capture unless one ran less than {@code every} ago, one is running, or the profiler is
+     * unavailable; returns the CPU flame graph's path it will write, or null when it starts none.
+     */
+    String trigger(String reason) {
         long now = System.nanoTime();
         if (unavailable || closed || (lastStart != 0 && now - lastStart < everyNanos) || !busy.compareAndSet(false, true)) {
-            return;
+            return null;
         }
         lastStart = now;
+        String base = "ccagent-spin-" + LocalDateTime.now().format(STAMP) + "-" + ProcessHandle.current().pid();
         Thread t = new Thread(() -> {
             try {
-                capture(reason);
+                capture(reason, base);
             } finally {
                 busy.set(false);
                 worker = null;
@@ -55,6 +59,7 @@ public final class ProfilerCapture {
         t.setDaemon(true);
         worker = t;
         t.start();
+        return dir.resolve(base + "-cpu.html").toAbsolutePath().toString();
     }
 
     /** Stops a capture in progress (its files are still written). */
@@ -71,7 +76,7 @@ public final class ProfilerCapture {
         }
     }
 
-    private void capture(String reason) {
+    private void capture(String reason, String base) {
         one.profiler.AsyncProfiler profiler;
         try {
             Files.createDirectories(dir);
@@ -82,7 +87,6 @@ public final class ProfilerCapture {
             CcJfr.lifecycle("profiler unavailable", null, null, String.valueOf(t));
             return;
         }
-        String base = "ccagent-spin-" + LocalDateTime.now().format(STAMP) + "-" + ProcessHandle.current().pid();
         Path jfr = dir.resolve(base + ".jfr").toAbsolutePath();
         Path cpuHtml = dir.resolve(base + "-cpu.html").toAbsolutePath();
         Path allocHtml = dir.resolve(base + "-alloc.html").toAbsolutePath();

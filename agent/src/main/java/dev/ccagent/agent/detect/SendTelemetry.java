@@ -32,6 +32,8 @@ public final class SendTelemetry {
     public long wakeups;
     /** Iterations that sent no datagram. */
     public long emptyWakeups;
+    /** Iterations that ended (fewer than {@link #wakeups} while one runs: a loop stuck inside one shows). */
+    public long loopExits;
     /** Datagrams handed to the socket. */
     public long datagramsSent;
     /** Packets registered in flight (ack-eliciting or padded); datagramsSent minus these are ACK-only. */
@@ -136,6 +138,7 @@ public final class SendTelemetry {
     }
 
     public void loopExit(long datagramsBefore) {
+        loopExits++;
         if (datagramsSent == datagramsBefore) {
             emptyWakeups++;
         }
