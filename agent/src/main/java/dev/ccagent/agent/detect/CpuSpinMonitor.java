@@ -27,11 +27,12 @@ import java.util.function.Supplier;
  * come from the existing send-loop counters.
  *
  * <p>A spin episode starts when, over the last {@value #WINDOW_SAMPLES} periods (2 s), the thread burned
- * at least {@value #SHARE_MIN} of a core while its connections moved less than
+ * at least {@value #SHARE_MIN} of a core (or, on a host short of CPU, was RUNNABLE at
+ * {@value #DEMAND_MIN} of the samples with at least {@value #SHARE_FLOOR} of a core) while its connections moved less than
  * {@value #BYTES_PER_CPU_SECOND} B (or {@value #DATAGRAMS_PER_CPU_SECOND} datagrams) per CPU second: a
  * CPU-bound bulk transfer moves megabytes per CPU second, a spinning loop nothing. It ends when the
  * connection closes (the thread ends or leaves), progress resumes, or the thread goes idle
- * (below {@value #SHARE_IDLE} of a core over the last second).
+ * (below {@value #SHARE_IDLE} of a core over the last second and no longer always RUNNABLE).
  *
  * <p>A thread shared between connections (Netty's event loop) is flagged only when its connections'
  * combined progress is nil; the episode is attributed to the connection stuck inside one send
@@ -49,6 +50,8 @@ public final class CpuSpinMonitor {
     static final int END_SAMPLES = 4;
     static final double SHARE_MIN = 0.5;
     static final double SHARE_IDLE = 0.25;
+    static final double SHARE_FLOOR = 0.05;
+    static final double DEMAND_MIN = 0.9;
     static final long BYTES_PER_CPU_SECOND = 32 * 1024;
     static final long DATAGRAMS_PER_CPU_SECOND = 50;
     static final int TOP_FRAMES = 12;
@@ -61,6 +64,8 @@ public final class CpuSpinMonitor {
         public String connectionId = "";
         /** The thread that sends for it; 0 when not known yet. */
         public long threadId;
+        /** The same thread, when the source has it (its state is read without a VM operation). */
+        public Thread thread;
         /** True when the thread serves other connections too (Netty's event loop). */
         public boolean sharedThread;
         public long appBytes = -1;
@@ -123,6 +128,10 @@ public final class CpuSpinMonitor {
         final long[] cpu = new long[WINDOW_SAMPLES + 1];
         final long[] bytes = new long[WINDOW_SAMPLES + 1];
         final long[] dgrams = new long[WINDOW_SAMPLES + 1];
+        /** Cumulative count of samples that found the thread RUNNABLE. */
+        final long[] runnable = new long[WINDOW_SAMPLES + 1];
+        long cumRunnable;
+        Thread thread;
         int count;
         int head = -1;
         long cumBytes;
@@ -132,6 +141,8 @@ public final class CpuSpinMonitor {
         boolean bytesKnown;
         boolean datagramsKnown;
         boolean shared;
+        /** The (only) connection of a dedicated thread is closing or closed. */
+        boolean closed;
         long seen;
         Episode episode;
 
@@ -145,6 +156,7 @@ public final class CpuSpinMonitor {
             cpu[head] = c;
             bytes[head] = cumBytes;
             dgrams[head] = cumDatagrams;
+            runnable[head] = cumRunnable;
             count = Math.min(count + 1, time.length);
         }
 
@@ -201,6 +213,12 @@ public final class CpuSpinMonitor {
             Track t = tracks.computeIfAbsent(r.threadId, Track::new);
             t.seen = tick;
             t.shared |= r.sharedThread;
+            if (r.thread != null) {
+                t.thread = r.thread;
+            }
+            if (r.closed && !t.shared) {
+                t.closed = true;
+            }
             if (r.appBytes >= 0) {
                 t.bytesKnown = true;
                 t.cumBytes += delta(r.appBytes, c.appBytes);
@@ -245,9 +263,41 @@ public final class CpuSpinMonitor {
                 it.remove();
                 continue;
             }
+            if (runnable(t)) {
+                t.cumRunnable++;
+            }
             t.push(now, cpu);
             evaluate(t, now, cpu);
         }
+    }
+
+    private boolean runnable(Track t) {
+        try {
+            Thread.State state;
+            if (t.thread != null) {
+                state = t.thread.getState();
+            } else {
+                ThreadInfo info = threads.getThreadInfo(t.threadId, 0);
+                state = info != null ? info.getThreadState() : Thread.State.TERMINATED;
+            }
+            return state == Thread.State.RUNNABLE;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Burning most of a core: at least {@value #SHARE_MIN} of one, or, on a host short of CPU, RUNNABLE
+     * in at least {@value #DEMAND_MIN} of the samples with at least {@value #SHARE_FLOOR} of a core (it
+     * wants a whole core; the scheduler gives it less).
+     */
+    private static boolean burning(Track t, int back, double cpuSeconds, double wall) {
+        if (cpuSeconds >= SHARE_MIN * wall) {
+            return true;
+        }
+        long samples = back;
+        long runnable = t.runnable[t.head] - t.runnable[t.at(back)];
+        return cpuSeconds >= SHARE_FLOOR * wall && runnable >= DEMAND_MIN * samples;
     }
 
     private static long delta(long value, long previous) {
@@ -273,6 +323,12 @@ public final class CpuSpinMonitor {
     }
 
     private void evaluate(Track t, long now, long cpu) {
+        if (t.closed) {
+            if (t.episode != null) {
+                end(t, now, cpu, "close");
+            }
+            return;
+        }
         if (t.episode != null) {
             if (t.count <= END_SAMPLES) {
                 return;
@@ -282,7 +338,7 @@ public final class CpuSpinMonitor {
             double cpuSeconds = (cpu - t.cpu[from]) / 1e9;
             if (!noProgress(t, END_SAMPLES, cpuSeconds)) {
                 end(t, now, cpu, "progress");
-            } else if (cpuSeconds < SHARE_IDLE * wall) {
+            } else if (cpuSeconds < SHARE_IDLE * wall && !burning(t, END_SAMPLES, cpuSeconds, wall)) {
                 end(t, now, cpu, "idle");
             }
             return;
@@ -293,7 +349,7 @@ public final class CpuSpinMonitor {
         int from = t.at(WINDOW_SAMPLES);
         double wall = (now - t.time[from]) / 1e9;
         double cpuSeconds = (cpu - t.cpu[from]) / 1e9;
-        if (cpuSeconds < SHARE_MIN * wall || !noProgress(t, WINDOW_SAMPLES, cpuSeconds)) {
+        if (!burning(t, WINDOW_SAMPLES, cpuSeconds, wall) || !noProgress(t, WINDOW_SAMPLES, cpuSeconds)) {
             return;
         }
         Conn blamed = blame(t);
@@ -311,7 +367,7 @@ public final class CpuSpinMonitor {
         long loops = 0;
         int n = 0;
         for (Conn c : conns.values()) {
-            if (c.last == null || c.last.threadId != t.threadId) {
+            if (c.last == null || c.last.threadId != t.threadId || c.last.closed) {
                 continue;
             }
             n++;

@@ -46,6 +46,8 @@ public final class SendTelemetry {
     public long pastSendTimes;
     /** The sender thread's id (0 until its first iteration). */
     public volatile long senderThreadId;
+    /** The sender thread (null until its first iteration). */
+    public volatile Thread senderThread;
 
     // --- receiver thread
     /** Packets received and processed. */
@@ -131,7 +133,8 @@ public final class SendTelemetry {
     /** Start of a sender-loop iteration; returns the datagram count to compare at its end. */
     public long loopEnter() {
         if (senderThreadId == 0) {
-            senderThreadId = Thread.currentThread().getId();
+            senderThread = Thread.currentThread();
+            senderThreadId = senderThread.getId();
         }
         wakeups++;
         return datagramsSent;

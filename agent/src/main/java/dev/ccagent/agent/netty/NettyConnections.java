@@ -99,6 +99,7 @@ public final class NettyConnections {
             r.library = "netty";
             r.connectionId = t.connectionId();
             r.threadId = t.senderThreadId;
+            r.thread = t.senderThread;
             r.sharedThread = true;
             r.datagrams = t.datagramsSent + t.packetsReceived;
             r.loopsEntered = t.wakeups;
