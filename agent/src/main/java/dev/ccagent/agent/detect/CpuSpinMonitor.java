@@ -32,7 +32,7 @@ import java.util.function.Supplier;
  * {@value #BYTES_PER_CPU_SECOND} B (or {@value #DATAGRAMS_PER_CPU_SECOND} datagrams) per CPU second: a
  * CPU-bound bulk transfer moves megabytes per CPU second, a spinning loop nothing. It ends when the
  * connection closes (the thread ends or leaves), progress resumes, or the thread goes idle
- * (below {@value #SHARE_IDLE} of a core over the last second and no longer always RUNNABLE).
+ * (below {@value #SHARE_IDLE} of a core over the last second and RUNNABLE in fewer than half of its samples).
  *
  * <p>A thread shared between connections (Netty's event loop) is flagged only when its connections'
  * combined progress is nil; the episode is attributed to the connection stuck inside one send
@@ -338,7 +338,8 @@ public final class CpuSpinMonitor {
             double cpuSeconds = (cpu - t.cpu[from]) / 1e9;
             if (!noProgress(t, END_SAMPLES, cpuSeconds)) {
                 end(t, now, cpu, "progress");
-            } else if (cpuSeconds < SHARE_IDLE * wall && !burning(t, END_SAMPLES, cpuSeconds, wall)) {
+            } else if (cpuSeconds < SHARE_IDLE * wall
+                    && t.runnable[t.head] - t.runnable[from] < END_SAMPLES / 2.0) {
                 end(t, now, cpu, "idle");
             }
             return;

@@ -211,6 +211,63 @@ class CpuSpinTest {
         assertTrue(endedBy.equals("close") || endedBy.equals("idle"), spins.toString());
     }
 
+    @Test
+    void aBusyLoopInsideOneSendIterationIsFlaggedWithin5sAndProfiled() throws Exception {
+        Path rec = dir.resolve("busy.jfr");
+        Path prof = dir.resolve("prof-busy");
+        java.util.concurrent.atomic.AtomicLong connectedAt = new java.util.concurrent.atomic.AtomicLong();
+        String serverLog;
+        try (ServerProcess server = ServerProcess.start(dir, "cc=" + BusySpin.NAME + ";jfr=" + rec + ";profile-on-spin="
+                + prof + ";profile-on-spin.duration=2s", 3_000_000)) {
+            Thread client = new Thread(() -> {
+                try {
+                    ServerProcess.client(server.port, 20_000, 0, 12, () -> connectedAt.set(System.nanoTime()));
+                } catch (Exception e) {
+                    System.out.println("client: " + e);
+                }
+            }, "busy-client");
+            client.start();
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (connectedAt.get() == 0 && client.isAlive() && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertTrue(connectedAt.get() != 0, "connected\n" + server.output());
+            long flagged = -1;
+            while (System.nanoTime() < connectedAt.get() + 30_000_000_000L) {
+                if (server.output().contains("CPU spin on kwik connection")) {
+                    flagged = (System.nanoTime() - connectedAt.get()) / 1_000_000;
+                    break;
+                }
+                Thread.sleep(100);
+            }
+            System.out.println("busy loop flagged " + flagged + " ms after the handshake");
+            client.join(120_000);
+            assertTrue(flagged >= 0 && flagged <= 5_000, "flagged " + flagged + " ms after the handshake\n"
+                    + server.output());
+            Path html = awaitFile(prof, "-cpu.html", 60);
+            assertNotNull(html, "flame graph written\n" + server.output());
+            assertTrue(FlameGraphs.frames(html).stream().anyMatch(f -> f.startsWith("dev/ccagent/it/jfr/BusySpin$Controller.burn")),
+                    "the flame graph names the busy loop");
+            long endDeadline = System.nanoTime() + 20_000_000_000L;
+            while (!server.output().contains("CPU spin on kwik connection") || !server.output().contains(") after ")) {
+                if (System.nanoTime() > endDeadline) {
+                    break;
+                }
+                Thread.sleep(200);
+            }
+            serverLog = server.output();
+        }
+        assertTrue(serverLog.contains("ended (close)"), "the episode ended with the connection\n" + serverLog);
+        RecordingReport r = RecordingReport.read(rec);
+        List<RecordedEvent> spins = r.events("dev.ccagent.CpuSpin");
+        assertEquals(1, spins.size(), spins.toString());
+        RecordedEvent e = spins.get(0);
+        assertEquals("close", e.getString("endedBy"));
+        assertTrue(e.getString("topFrames").contains("BusySpin$Controller.burn"), e + "\n" + lines(serverLog, "CPU spin"));
+        // it crawled (a few kB per second) rather than stood still: "almost no progress" counts too
+        assertTrue(e.getLong("appBytes") > 0, e.toString());
+    }
+
     static List<String> lines(String log, String needle) {
         return log.lines().filter(l -> l.contains(needle)).collect(Collectors.toList());
     }
