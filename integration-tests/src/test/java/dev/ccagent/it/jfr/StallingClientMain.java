@@ -13,7 +13,8 @@ import java.time.Duration;
  * answer, prints "paused", reads nothing for {@code PAUSE} ms (its stream's flow-control window,
  * 256 kB, fills up and the server is blocked), then either reads the rest ("resume": checks the
  * {@code (byte) (offset % 251)} pattern, prints "answered N ok|corrupt") or closes the connection
- * ("close"). Usage: {@code StallingClientMain PORT BEFORE PAUSE resume|close [PROTOCOL]}.
+ * ("close"). Mode "idle" opens no stream: it holds the connection for {@code PAUSE} ms and closes.
+ * Usage: {@code StallingClientMain PORT BEFORE PAUSE resume|close|idle [PROTOCOL]}.
  */
 public final class StallingClientMain {
 
@@ -32,6 +33,13 @@ public final class StallingClientMain {
                 .build();
         conn.connect();
         System.out.println("connected");
+        if (args[3].equals("idle")) { // an idle connection: no stream at all
+            Thread.sleep(pause);
+            conn.close();
+            System.out.println("closed");
+            System.out.flush();
+            System.exit(0);
+        }
         QuicStream s = conn.createStream(true);
         OutputStream out = s.getOutputStream();
         out.write("request".getBytes());
