@@ -61,6 +61,15 @@ public final class CpuSpin extends jdk.jfr.Event {
     public String flameGraph;
 
     @Label("Ended By")
-    @Description("progress, close, detach or ongoing")
+    @Description("progress, close, idle (the thread stopped burning CPU without progress), detach or ongoing")
     public String endedBy;
+
+    @Label("Datagrams")
+    @Description("Datagrams sent and received during the episode, when the library's hooks count them (Netty)")
+    public long datagrams;
+
+    @Label("Detected After")
+    @Description("The spin was established over this window before the event's start (the detector's window)")
+    @Timespan(Timespan.NANOSECONDS)
+    public long detectedAfter;
 }

@@ -77,11 +77,14 @@ public final class ProfilerCapture {
         this.maps = maps;
     }
 
-    /** Starts a capture unless one ran less than {@code every} ago, one is running, or a rule refuses it. */
-    void trigger(String reason) {
+    /**
+     * Starts a capture unless one ran less than {@code every} ago, one is running, or a rule refuses it;
+     * returns the path the CPU flame graph will have, or null when it starts none.
+     */
+    String trigger(String reason) {
         long now = System.nanoTime();
         if (unavailable || closed || !rateAllows(now, everyNanos) || !BUSY.compareAndSet(false, true)) {
-            return;
+            return null;
         }
         String refusal;
         try {
@@ -92,12 +95,14 @@ public final class ProfilerCapture {
         if (refusal != null) {
             BUSY.set(false);
             AgentLog.warnOnce("profile-on-spin-refused:" + refusal, "profile-on-spin: no capture: " + refusal, null);
-            return;
+            return null;
         }
         lastStart = now;
+        // the name is chosen now (64 random bits) so the spin event can name the flame graph to come
+        String base = PREFIX + Long.toHexString(RANDOM.nextLong() | Long.MIN_VALUE);
         Thread t = new Thread(() -> {
             try {
-                capture(reason);
+                capture(reason, base);
             } catch (Throwable e) {
                 AgentLog.warn("profile-on-spin: capture failed: " + e);
             } finally {
@@ -109,6 +114,7 @@ public final class ProfilerCapture {
         t.setContextClassLoader(null);
         worker = t;
         t.start();
+        return dir.resolve(base + "-cpu.html").toString();
     }
 
     /** Whether the process-wide rate limit allows a capture now. */
@@ -248,7 +254,7 @@ public final class ProfilerCapture {
         throw new IOException("could not create a new file in " + dir);
     }
 
-    private void capture(String reason) throws IOException {
+    private void capture(String reason, String base) throws IOException {
         one.profiler.AsyncProfiler profiler;
         try {
             profiler = (one.profiler.AsyncProfiler) loaded;
@@ -268,9 +274,10 @@ public final class ProfilerCapture {
             CcJfr.lifecycle("profiler unavailable", null, null, String.valueOf(t));
             return;
         }
-        Path jfr = newFile(dir, ".jfr");
-        String base = jfr.getFileName().toString();
-        base = base.substring(0, base.length() - ".jfr".length());
+        Path jfr = dir.resolve(base + ".jfr");
+        // CREATE_NEW: a planted file or link under this name fails the capture instead of being written
+        Files.newByteChannel(jfr, EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))).close();
         String event = null;
         for (String cpu : new String[] {"cpu", "itimer"}) {
             try {

@@ -32,6 +32,8 @@ public final class SendTelemetry {
     public long wakeups;
     /** Iterations that sent no datagram. */
     public long emptyWakeups;
+    /** Iterations that ended (fewer than {@link #wakeups} while one runs: a loop stuck inside one shows). */
+    public long loopExits;
     /** Datagrams handed to the socket. */
     public long datagramsSent;
     /** Packets registered in flight (ack-eliciting or padded); datagramsSent minus these are ACK-only. */
@@ -44,6 +46,8 @@ public final class SendTelemetry {
     public long pastSendTimes;
     /** The sender thread's id (0 until its first iteration). */
     public volatile long senderThreadId;
+    /** The sender thread (null until its first iteration). */
+    public volatile Thread senderThread;
 
     // --- receiver thread
     /** Packets received and processed. */
@@ -129,13 +133,15 @@ public final class SendTelemetry {
     /** Start of a sender-loop iteration; returns the datagram count to compare at its end. */
     public long loopEnter() {
         if (senderThreadId == 0) {
-            senderThreadId = Thread.currentThread().getId();
+            senderThread = Thread.currentThread();
+            senderThreadId = senderThread.getId();
         }
         wakeups++;
         return datagramsSent;
     }
 
     public void loopExit(long datagramsBefore) {
+        loopExits++;
         if (datagramsSent == datagramsBefore) {
             emptyWakeups++;
         }

@@ -32,6 +32,8 @@ import java.util.concurrent.TimeUnit;
  *       {@value #ALLOC_RATE_FLAG} B/s, or above {@value #ALLOC_PER_PACKET_FLAG} B/packet at more than
  *       {@value #ALLOC_RATE_MIN} B/s.</li>
  * </ul>
+ * Every {@value CpuSpinMonitor#PERIOD_MILLIS} ms, on the same thread, {@link CpuSpinMonitor} compares each
+ * sending thread's CPU time with its connection's progress (spins of any shape).
  * A detection writes the JFR event, logs one line (at most once a minute per connection and kind)
  * and asks {@link ProfilerCapture} for a capture when {@code profile-on-spin} is set.
  */
@@ -67,6 +69,8 @@ public final class SpinDetector {
 
     private final ScheduledExecutorService timer;
     private final ScheduledFuture<?> task;
+    private final ScheduledFuture<?> cpuTask;
+    private final CpuSpinMonitor cpu;
     private final com.sun.management.ThreadMXBean threads;
     private volatile ProfilerCapture capture;
     private volatile long detections;
@@ -81,6 +85,17 @@ public final class SpinDetector {
             return t;
         });
         this.task = timer.scheduleWithFixedDelay(this::tick, WINDOW_MILLIS, WINDOW_MILLIS, TimeUnit.MILLISECONDS);
+        this.cpu = new CpuSpinMonitor(ManagementFactory.getThreadMXBean(), () -> capture);
+        this.cpuTask = timer.scheduleAtFixedRate(this::cpuTick, CpuSpinMonitor.PERIOD_MILLIS,
+                CpuSpinMonitor.PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    private void cpuTick() {
+        try {
+            cpu.tick();
+        } catch (Throwable t) {
+            AgentLog.warnOnce("cpu-spin-tick", "CPU spin monitor tick failed", t);
+        }
     }
 
     private static com.sun.management.ThreadMXBean threadBean() {
@@ -129,6 +144,13 @@ public final class SpinDetector {
         running = null;
         if (d != null) {
             d.task.cancel(false);
+            d.cpuTask.cancel(false);
+            try {
+                // episodes in progress end on the detector's own thread (its state is confined there)
+                d.timer.submit(() -> d.cpu.close("detach")).get(2, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                AgentLog.debug("CPU spin monitor did not close cleanly: " + e);
+            }
             d.timer.shutdownNow();
             try {
                 d.timer.awaitTermination(2, TimeUnit.SECONDS);
@@ -142,9 +164,9 @@ public final class SpinDetector {
         }
     }
 
-    /** Detections so far (tests, status). */
+    /** Detections so far (tests, status), CPU spin episodes included. */
     public static synchronized long detections() {
-        return running != null ? running.detections : 0;
+        return running != null ? running.detections + CpuSpinMonitor.episodes() : 0;
     }
 
     private void tick() {

@@ -29,7 +29,15 @@ public final class Installer {
     public static List<TargetModule> modules(AgentConfig config) {
         List<TargetModule> modules = new ArrayList<>();
         if (config.targets("kwik")) {
-            modules.add(new KwikModule(config));
+            KwikModule kwik = new KwikModule(config);
+            modules.add(kwik);
+            // where the swap cannot apply: each feature that needs no swap, with its own requirements
+            if (config.detect()) {
+                modules.add(new dev.ccagent.agent.kwik.KwikObserveModule(config, kwik));
+            }
+            if (config.fixKwikStreamStall()) {
+                modules.add(new dev.ccagent.agent.kwik.KwikStreamStallFixModule(kwik));
+            }
         }
         if (config.targets("netty")) {
             modules.add(dev.ccagent.agent.netty.NettyModule.netty42(config));

@@ -116,6 +116,9 @@ public abstract class TargetModule {
             if (!missingAnchor(missing)) {
                 return false; // the library is not in this loader at all: nothing to say
             }
+            if (standsAsideIn(loader)) {
+                return false; // another module covers this loader (and said so)
+            }
             String version = versionIn(loader);
             String where = description() + (version != null ? " version " + version : "") + " in " + loaderName(loader);
             if (missing.isEmpty()) {
@@ -125,8 +128,9 @@ public abstract class TargetModule {
                 }
             }
             if (missing.isEmpty()) {
-                AgentLog.info(where + ": applied");
-                AgentRuntime.recordModule(where + ": applied");
+                String verdict = appliedVerdict(loader);
+                AgentLog.info(where + ": " + verdict);
+                AgentRuntime.recordModule(where + ": " + verdict);
                 onApplied(loader, version);
                 return true;
             }
@@ -138,6 +142,19 @@ public abstract class TargetModule {
             AgentLog.error(description() + ": skipped: the check itself failed", e);
             return false;
         }
+    }
+
+    /**
+     * A module that covers only what another module leaves (e.g. observe-only where the controller
+     * swap cannot apply) answers true for loaders the other module covers: no check, no log line.
+     */
+    protected boolean standsAsideIn(ClassLoader loader) {
+        return false;
+    }
+
+    /** The verdict logged when the requirements hold (default "applied"). */
+    protected String appliedVerdict(ClassLoader loader) {
+        return "applied";
     }
 
     /** True when the library's first required type exists (so the library is present). */

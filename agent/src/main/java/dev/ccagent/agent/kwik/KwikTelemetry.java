@@ -144,6 +144,7 @@ public final class KwikTelemetry {
     static void attach(KwikControllerAdapter adapter, Object sender, String id) {
         SendTelemetry t = adapter.telemetry();
         boolean server = id != null && !id.isEmpty();
+        KwikSpinWatch.track(sender, id, t); // the CPU spin monitor reads kwik's own counters
         t.setRole(server ? "server" : "client");
         if (server) {
             t.setConnectionId(id);

@@ -74,11 +74,37 @@ public final class NettyConnections {
                         action.accept("quiche " + each.quicheAlgorithm(), each.telemetry);
                     }
                 });
+                dev.ccagent.agent.detect.CpuSpinMonitor.addSource(NettyConnections::cpuReadings);
             }
             LIVE.put(c, Boolean.TRUE);
         }
         if (period > 0) {
             c.loop.schedule(c, period, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /**
+     * The CPU spin monitor's view: the event-loop thread (shared by the loop's connections) and each
+     * connection's datagrams sent and received and its send-loop entries and exits, from the send-path
+     * counters the hooks keep anyway.
+     */
+    private static void cpuReadings(java.util.function.Consumer<dev.ccagent.agent.detect.CpuSpinMonitor.Reading> action) {
+        for (Connection each : live()) {
+            SendTelemetry t = each.telemetry;
+            if (t.senderThreadId == 0 || !each.channel.isOpen()) {
+                continue;
+            }
+            dev.ccagent.agent.detect.CpuSpinMonitor.Reading r = new dev.ccagent.agent.detect.CpuSpinMonitor.Reading();
+            r.key = t;
+            r.library = "netty";
+            r.connectionId = t.connectionId();
+            r.threadId = t.senderThreadId;
+            r.thread = t.senderThread;
+            r.sharedThread = true;
+            r.datagrams = t.datagramsSent + t.packetsReceived;
+            r.loopsEntered = t.wakeups;
+            r.loopsExited = t.loopExits;
+            action.accept(r);
         }
     }
 

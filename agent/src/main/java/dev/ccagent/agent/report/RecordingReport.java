@@ -26,7 +26,7 @@ public final class RecordingReport {
     static final String CONGESTION_STATE = "dev.ccagent.CongestionState";
     static final String ALGORITHM_ASSIGNED = "dev.ccagent.AlgorithmAssigned";
     static final List<String> ALARM_EVENTS = List.of("dev.ccagent.SendLoopSpin", "dev.ccagent.AckOnlySendLoop",
-            "dev.ccagent.PacingStall", "dev.ccagent.SendPathAllocation");
+            "dev.ccagent.PacingStall", "dev.ccagent.SendPathAllocation", "dev.ccagent.CpuSpin");
 
     /** One CongestionState sample. */
     public static final class Sample {
@@ -130,6 +130,7 @@ public final class RecordingReport {
     private final Path file;
     private final Map<String, Connection> connections = new LinkedHashMap<>();
     private final Map<String, Integer> unattributedAlarms = new TreeMap<>();
+    private final List<String> cpuSpins = new java.util.ArrayList<>();
     private final List<RecordedEvent> ours = new ArrayList<>();
     private final Map<String, Integer> counts = new TreeMap<>();
     private long events;
@@ -202,6 +203,9 @@ public final class RecordingReport {
         } else if (ALARM_EVENTS.contains(type)) {
             if (type.equals("dev.ccagent.SendPathAllocation") && !e.getBoolean("flagged")) {
                 return;
+            }
+            if (type.equals("dev.ccagent.CpuSpin")) {
+                cpuSpins.add(CpuSpinLine.of(e));
             }
             String shortName = type.substring("dev.ccagent.".length());
             String id = string(e, "connectionId");
@@ -342,6 +346,7 @@ public final class RecordingReport {
         if (!unattributedAlarms.isEmpty()) {
             sb.append("\nalarms not tied to a connection: ").append(unattributedAlarms).append('\n');
         }
+        CpuSpinLine.section(sb, cpuSpins);
         return sb.toString();
     }
 

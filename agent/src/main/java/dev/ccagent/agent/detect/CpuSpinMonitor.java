@@ -1,0 +1,517 @@
+package dev.ccagent.agent.detect;
+
+import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.runtime.AgentRuntime;
+import dev.ccagent.jfr.CpuSpin;
+import dev.ccagent.jfr.JfrSwitch;
+
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * CPU without progress, whatever the loop's shape. Every {@value #PERIOD_MILLIS} ms (on the detector's
+ * thread) it reads, for each thread that sends for a live connection, the thread's CPU time
+ * ({@link ThreadMXBean#getThreadCpuTime}) and the progress of the connections it sends for
+ * (application bytes moved, or datagrams for libraries whose byte counts the agent cannot read
+ * cheaply). Nothing runs on the library's threads: kwik's own counters are read reflectively, Netty's
+ * come from the existing send-loop counters.
+ *
+ * <p>A spin episode starts when, over the last {@value #WINDOW_SAMPLES} periods (2 s), the thread burned
+ * at least {@value #SHARE_MIN} of a core (or, on a host short of CPU, was RUNNABLE at
+ * {@value #DEMAND_MIN} of the samples with at least {@value #SHARE_FLOOR} of a core) while its connections moved less than
+ * {@value #BYTES_PER_CPU_SECOND} B (or {@value #DATAGRAMS_PER_CPU_SECOND} datagrams) per CPU second: a
+ * CPU-bound bulk transfer moves megabytes per CPU second, a spinning loop nothing. It ends when the
+ * connection closes (the thread ends or leaves), progress resumes, or the thread goes idle
+ * (below {@value #SHARE_IDLE} of a core over the last second and RUNNABLE in fewer than half of its samples).
+ *
+ * <p>A thread shared between connections (Netty's event loop) is flagged only when its connections'
+ * combined progress is nil; the episode is attributed to the connection stuck inside one send
+ * iteration, else to the one with most send-loop wake-ups (at least half of them), else to none (and
+ * no alarm: CPU not attributable to QUIC).
+ *
+ * <p>Per episode: one WARN line and one status alarm at the start (with the thread's top frames from
+ * one stack sample), an async-profiler capture when {@code profile-on-spin} is set, and one
+ * {@code dev.ccagent.CpuSpin} JFR event at the end.
+ */
+public final class CpuSpinMonitor {
+
+    static final long PERIOD_MILLIS = 250;
+    static final int WINDOW_SAMPLES = 8;
+    static final int END_SAMPLES = 4;
+    static final double SHARE_MIN = 0.5;
+    static final double SHARE_IDLE = 0.25;
+    static final double SHARE_FLOOR = 0.05;
+    static final double DEMAND_MIN = 0.9;
+    static final long BYTES_PER_CPU_SECOND = 32 * 1024;
+    static final long DATAGRAMS_PER_CPU_SECOND = 50;
+    static final int TOP_FRAMES = 12;
+
+    /** One connection as a source sees it at one tick. Unknown counters are -1. */
+    public static final class Reading {
+        /** Identity of the connection (stable across ticks). */
+        public Object key;
+        public String library = "";
+        public String connectionId = "";
+        /** The thread that sends for it; 0 when not known yet. */
+        public long threadId;
+        /** The same thread, when the source has it (its state is read without a VM operation). */
+        public Thread thread;
+        /** True when the thread serves other connections too (Netty's event loop). */
+        public boolean sharedThread;
+        public long appBytes = -1;
+        public long bytesAcked = -1;
+        public long ackEliciting = -1;
+        public long datagrams = -1;
+        public long loopsEntered = -1;
+        public long loopsExited = -1;
+        public boolean closed;
+    }
+
+    /** A library module's live connections. */
+    public interface Source {
+        void forEach(Consumer<Reading> action);
+    }
+
+    private static final List<Source> SOURCES = new CopyOnWriteArrayList<>();
+
+    /** Adds a module's connections to every tick (once per module). */
+    public static void addSource(Source source) {
+        SOURCES.add(source);
+    }
+
+    private static volatile CpuSpinMonitor current;
+
+    /** Per connection: the previous counters (to turn them into deltas) and its thread. */
+    private static final class Conn {
+        long appBytes = -1;
+        long bytesAcked = -1;
+        long ackEliciting = -1;
+        long datagrams = -1;
+        long loopsEntered = -1;
+        long loopsExited = -1;
+        long stuckSince;      // ticks with an unfinished, unchanged send iteration
+        long windowLoops;     // loop entries over the current window (attribution)
+        long seen;
+        Reading last;
+    }
+
+    /** One episode in progress. */
+    private static final class Episode {
+        long startNanos;
+        long startCpu;
+        long startBytes;
+        long startAcked;
+        long startAckEliciting;
+        long startDatagrams;
+        String connectionId;
+        String library;
+        String threadName;
+        String topFrames;
+        String flameGraph;
+        CpuSpin event;
+    }
+
+    /** Per thread: a ring of samples (time, CPU, cumulative progress of its connections). */
+    private static final class Track {
+        final long threadId;
+        final long[] time = new long[WINDOW_SAMPLES + 1];
+        final long[] cpu = new long[WINDOW_SAMPLES + 1];
+        final long[] bytes = new long[WINDOW_SAMPLES + 1];
+        final long[] dgrams = new long[WINDOW_SAMPLES + 1];
+        /** Cumulative count of samples that found the thread RUNNABLE. */
+        final long[] runnable = new long[WINDOW_SAMPLES + 1];
+        long cumRunnable;
+        Thread thread;
+        int count;
+        int head = -1;
+        long cumBytes;
+        long cumAcked;
+        long cumAckEliciting;
+        long cumDatagrams;
+        boolean bytesKnown;
+        boolean datagramsKnown;
+        boolean shared;
+        /** The (only) connection of a dedicated thread is closing or closed. */
+        boolean closed;
+        long seen;
+        Episode episode;
+
+        Track(long threadId) {
+            this.threadId = threadId;
+        }
+
+        void push(long t, long c) {
+            head = (head + 1) % time.length;
+            time[head] = t;
+            cpu[head] = c;
+            bytes[head] = cumBytes;
+            dgrams[head] = cumDatagrams;
+            runnable[head] = cumRunnable;
+            count = Math.min(count + 1, time.length);
+        }
+
+        /** Index {@code back} samples before the newest. */
+        int at(int back) {
+            return ((head - back) % time.length + time.length) % time.length;
+        }
+    }
+
+    private final ThreadMXBean threads;
+    private final Supplier<ProfilerCapture> capture;
+    private final Map<Object, Conn> conns = new IdentityHashMap<>();
+    private final Map<Long, Track> tracks = new HashMap<>();
+    private long tick;
+    private volatile long episodes;
+    private volatile long ongoing;
+
+    CpuSpinMonitor(ThreadMXBean threads, Supplier<ProfilerCapture> capture) {
+        this.threads = threads;
+        this.capture = capture;
+        current = this;
+    }
+
+    /** Spin episodes started since the detector started (status, tests). */
+    public static long episodes() {
+        CpuSpinMonitor m = current;
+        return m != null ? m.episodes : 0;
+    }
+
+    /** Episodes in progress now. */
+    public static long ongoing() {
+        CpuSpinMonitor m = current;
+        return m != null ? m.ongoing : 0;
+    }
+
+    /** One sampling period (detector thread). */
+    void tick() {
+        tick++;
+        long now = System.nanoTime();
+        List<Reading> readings = new ArrayList<>();
+        for (Source s : SOURCES) {
+            try {
+                s.forEach(readings::add);
+            } catch (Throwable t) {
+                AgentLog.warnOnce("cpu-spin-source", "CPU spin monitor could not read a library's connections", t);
+            }
+        }
+        for (Reading r : readings) {
+            if (r.key == null || r.threadId == 0) {
+                continue;
+            }
+            Conn c = conns.computeIfAbsent(r.key, k -> new Conn());
+            c.seen = tick;
+            Track t = tracks.computeIfAbsent(r.threadId, Track::new);
+            t.seen = tick;
+            t.shared |= r.sharedThread;
+            if (r.thread != null) {
+                t.thread = r.thread;
+            }
+            if (r.closed && !t.shared) {
+                t.closed = true;
+            }
+            if (r.appBytes >= 0) {
+                t.bytesKnown = true;
+                t.cumBytes += delta(r.appBytes, c.appBytes);
+                c.appBytes = r.appBytes;
+            }
+            if (r.bytesAcked >= 0) {
+                t.bytesKnown = true;
+                long d = delta(r.bytesAcked, c.bytesAcked);
+                t.cumBytes += d;
+                t.cumAcked += d;
+                c.bytesAcked = r.bytesAcked;
+            }
+            if (r.ackEliciting >= 0) {
+                t.cumAckEliciting += delta(r.ackEliciting, c.ackEliciting);
+                c.ackEliciting = r.ackEliciting;
+            }
+            if (r.datagrams >= 0) {
+                t.datagramsKnown = true;
+                t.cumDatagrams += delta(r.datagrams, c.datagrams);
+                c.datagrams = r.datagrams;
+            }
+            if (r.loopsEntered >= 0) {
+                boolean inside = r.loopsExited >= 0 && r.loopsEntered > r.loopsExited;
+                c.stuckSince = inside && r.loopsEntered == c.loopsEntered ? c.stuckSince + 1 : 0;
+                // wake-ups over roughly the last window (decaying sum), for attribution on a shared thread
+                c.windowLoops = c.loopsEntered < 0 ? 0
+                        : c.windowLoops - c.windowLoops / WINDOW_SAMPLES + (r.loopsEntered - c.loopsEntered);
+                c.loopsEntered = r.loopsEntered;
+                c.loopsExited = r.loopsExited;
+            }
+            c.last = r;
+        }
+        // connections gone since the last tick
+        conns.values().removeIf(c -> c.seen != tick);
+        for (Iterator<Track> it = tracks.values().iterator(); it.hasNext(); ) {
+            Track t = it.next();
+            long cpu = t.seen == tick ? cpuTime(t.threadId) : -1;
+            if (cpu < 0) { // thread ended or no connection left on it
+                if (t.episode != null) {
+                    end(t, now, -1, "close");
+                }
+                it.remove();
+                continue;
+            }
+            if (runnable(t)) {
+                t.cumRunnable++;
+            }
+            t.push(now, cpu);
+            evaluate(t, now, cpu);
+        }
+    }
+
+    private boolean runnable(Track t) {
+        try {
+            Thread.State state;
+            if (t.thread != null) {
+                state = t.thread.getState();
+            } else {
+                ThreadInfo info = threads.getThreadInfo(t.threadId, 0);
+                state = info != null ? info.getThreadState() : Thread.State.TERMINATED;
+            }
+            return state == Thread.State.RUNNABLE;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Burning most of a core: at least {@value #SHARE_MIN} of one, or, on a host short of CPU, RUNNABLE
+     * in at least {@value #DEMAND_MIN} of the samples with at least {@value #SHARE_FLOOR} of a core (it
+     * wants a whole core; the scheduler gives it less).
+     */
+    private static boolean burning(Track t, int back, double cpuSeconds, double wall) {
+        if (cpuSeconds >= SHARE_MIN * wall) {
+            return true;
+        }
+        long samples = back;
+        long runnable = t.runnable[t.head] - t.runnable[t.at(back)];
+        return cpuSeconds >= SHARE_FLOOR * wall && runnable >= DEMAND_MIN * samples;
+    }
+
+    private static long delta(long value, long previous) {
+        return previous < 0 ? 0 : Math.max(0, value - previous);
+    }
+
+    private long cpuTime(long threadId) {
+        try {
+            return threads.getThreadCpuTime(threadId);
+        } catch (RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private boolean noProgress(Track t, int back, double cpuSeconds) {
+        int from = t.at(back);
+        long dBytes = t.bytes[t.head] - t.bytes[from];
+        long dDatagrams = t.dgrams[t.head] - t.dgrams[from];
+        boolean bytesQuiet = !t.bytesKnown || dBytes < BYTES_PER_CPU_SECOND * Math.max(cpuSeconds, 0.25);
+        boolean datagramsQuiet = !t.datagramsKnown || t.bytesKnown
+                || dDatagrams < DATAGRAMS_PER_CPU_SECOND * Math.max(cpuSeconds, 0.25);
+        return (t.bytesKnown || t.datagramsKnown) && bytesQuiet && datagramsQuiet;
+    }
+
+    private void evaluate(Track t, long now, long cpu) {
+        if (t.closed) {
+            if (t.episode != null) {
+                end(t, now, cpu, "close");
+            }
+            return;
+        }
+        if (t.episode != null) {
+            if (t.count <= END_SAMPLES) {
+                return;
+            }
+            int from = t.at(END_SAMPLES);
+            double wall = (now - t.time[from]) / 1e9;
+            double cpuSeconds = (cpu - t.cpu[from]) / 1e9;
+            if (!noProgress(t, END_SAMPLES, cpuSeconds)) {
+                end(t, now, cpu, "progress");
+            } else if (cpuSeconds < SHARE_IDLE * wall
+                    && t.runnable[t.head] - t.runnable[from] < END_SAMPLES / 2.0) {
+                end(t, now, cpu, "idle");
+            }
+            return;
+        }
+        if (t.count <= WINDOW_SAMPLES) {
+            return;
+        }
+        int from = t.at(WINDOW_SAMPLES);
+        double wall = (now - t.time[from]) / 1e9;
+        double cpuSeconds = (cpu - t.cpu[from]) / 1e9;
+        if (!burning(t, WINDOW_SAMPLES, cpuSeconds, wall) || !noProgress(t, WINDOW_SAMPLES, cpuSeconds)) {
+            return;
+        }
+        Conn blamed = blame(t);
+        if (blamed == null) {
+            return; // a shared thread busy with something no QUIC connection of ours explains
+        }
+        start(t, blamed, now, from, cpu, cpuSeconds / wall);
+    }
+
+    /** The connection a thread's spin belongs to; null when it cannot be told (shared thread). */
+    private Conn blame(Track t) {
+        Conn only = null;
+        Conn stuck = null;
+        Conn busiest = null;
+        long loops = 0;
+        int n = 0;
+        for (Conn c : conns.values()) {
+            if (c.last == null || c.last.threadId != t.threadId || c.last.closed) {
+                continue;
+            }
+            n++;
+            only = c;
+            if (c.stuckSince >= 2 && (stuck == null || c.stuckSince > stuck.stuckSince)) {
+                stuck = c;
+            }
+            loops += c.windowLoops;
+            if (busiest == null || c.windowLoops > busiest.windowLoops) {
+                busiest = c;
+            }
+        }
+        if (!t.shared) {
+            return n == 1 ? only : stuck != null ? stuck : busiest;
+        }
+        if (stuck != null) {
+            return stuck;
+        }
+        return busiest != null && busiest.windowLoops > 0 && 2 * busiest.windowLoops >= loops ? busiest : null;
+    }
+
+    private void start(Track t, Conn blamed, long now, int from, long cpu, double share) {
+        Episode e = new Episode();
+        e.startNanos = t.time[from];
+        e.startCpu = t.cpu[from];
+        e.startBytes = t.bytes[from];
+        e.startDatagrams = t.dgrams[from];
+        e.startAcked = t.cumAcked;
+        e.startAckEliciting = t.cumAckEliciting;
+        e.library = blamed.last.library;
+        e.connectionId = blamed.last.connectionId;
+        ThreadInfo info = stack(t.threadId);
+        e.threadName = info != null ? info.getThreadName() : "";
+        e.topFrames = frames(info);
+        ProfilerCapture p = capture.get();
+        String what = "CPU spin on " + e.library + " connection " + e.connectionId;
+        e.flameGraph = p != null ? p.trigger(what) : null;
+        if (e.flameGraph == null) {
+            e.flameGraph = "";
+        }
+        if (JfrSwitch.on) {
+            CpuSpin ev = new CpuSpin();
+            if (ev.isEnabled()) {
+                ev.begin();
+                e.event = ev;
+            }
+        }
+        t.episode = e;
+        episodes++;
+        ongoing++;
+        String line = String.format(Locale.ROOT, "CPU spin on %s connection %s: thread \"%s\" (id %d) burned %.0f%% "
+                        + "of a core for %.1f s while the connection moved %d B (%s); top frames: %s", e.library,
+                e.connectionId, e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9,
+                t.cumBytes - e.startBytes, t.bytesKnown ? "application bytes" : (t.dgrams[t.head] - e.startDatagrams)
+                        + " datagrams", firstFrames(e.topFrames, 3));
+        AgentLog.warn(line + (e.flameGraph.isEmpty() ? "" : "; flame graph " + e.flameGraph));
+        AgentRuntime.recordAlarm(line);
+        if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
+            AgentLog.debug("CPU spin stack of \"" + e.threadName + "\":\n  " + e.topFrames.replace("\n", "\n  "));
+        }
+    }
+
+    private void end(Track t, long now, long cpu, String endedBy) {
+        Episode e = t.episode;
+        t.episode = null;
+        ongoing--;
+        long cpuTime = (cpu >= 0 ? cpu : t.cpu[t.head]) - e.startCpu;
+        long wall = now - e.startNanos;
+        double share = wall > 0 ? cpuTime / (double) wall : 0;
+        long moved = t.cumBytes - e.startBytes;
+        AgentLog.warn(String.format(Locale.ROOT, "CPU spin on %s connection %s ended (%s) after %.1f s: thread \"%s\" "
+                        + "used %.1f s of CPU (%.0f%%), the connection moved %d B meanwhile", e.library, e.connectionId,
+                endedBy, wall / 1e9, e.threadName, cpuTime / 1e9, 100 * share, moved));
+        AgentRuntime.recordAlarm(String.format(Locale.ROOT, "CPU spin on %s connection %s ended (%s) after %.1f s",
+                e.library, e.connectionId, endedBy, wall / 1e9));
+        CpuSpin ev = e.event;
+        if (ev != null) {
+            ev.end();
+            if (ev.shouldCommit()) {
+                ev.library = e.library;
+                ev.connectionId = e.connectionId;
+                ev.threadName = e.threadName;
+                ev.threadId = t.threadId;
+                ev.cpuShare = share;
+                ev.cpuTime = cpuTime;
+                ev.bytesAcked = t.cumAcked - e.startAcked;
+                ev.ackElicitingSent = t.cumAckEliciting - e.startAckEliciting;
+                ev.appBytes = moved - (t.cumAcked - e.startAcked);
+                ev.datagrams = t.dgrams[t.head] - e.startDatagrams;
+                ev.topFrames = e.topFrames;
+                ev.flameGraph = e.flameGraph;
+                ev.endedBy = endedBy;
+                ev.detectedAfter = WINDOW_SAMPLES * PERIOD_MILLIS * 1_000_000L;
+                ev.commit();
+            }
+        }
+        // a new episode on this thread needs a whole new window
+        t.count = 0;
+    }
+
+    /** Ends every episode in progress (detector stopping: detach or reconfiguration). */
+    void close(String endedBy) {
+        long now = System.nanoTime();
+        for (Track t : tracks.values()) {
+            if (t.episode != null) {
+                end(t, now, cpuTime(t.threadId), endedBy);
+            }
+        }
+        tracks.clear();
+        conns.clear();
+        if (current == this) {
+            current = null;
+        }
+    }
+
+    private ThreadInfo stack(long threadId) {
+        try {
+            return threads.getThreadInfo(threadId, TOP_FRAMES);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    static String frames(ThreadInfo info) {
+        if (info == null) {
+            return "";
+        }
+        StringBuilder sb = new StringBuilder();
+        for (StackTraceElement f : info.getStackTrace()) {
+            if (sb.length() > 0) {
+                sb.append('\n');
+            }
+            sb.append(f.getClassName()).append('.').append(f.getMethodName());
+            if (f.getLineNumber() > 0) {
+                sb.append(':').append(f.getLineNumber());
+            }
+        }
+        return sb.toString();
+    }
+
+    static String firstFrames(String frames, int n) {
+        String[] lines = frames.split("\n");
+        return lines.length == 0 || frames.isEmpty() ? "(no stack)"
+                : String.join(" <- ", java.util.Arrays.copyOf(lines, Math.min(n, lines.length)));
+    }
+}

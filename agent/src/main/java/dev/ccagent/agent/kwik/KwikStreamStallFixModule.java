@@ -1,0 +1,77 @@
+package dev.ccagent.agent.kwik;
+
+import dev.ccagent.agent.instrument.Requirement;
+import dev.ccagent.agent.instrument.TargetModule;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.MemberSubstitution;
+import net.bytebuddy.matcher.ElementMatcher;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static net.bytebuddy.matcher.ElementMatchers.isDeclaredBy;
+import static net.bytebuddy.matcher.ElementMatchers.named;
+
+/**
+ * {@code fix.kwik-stream-stall=on} with its own requirement check, for loaders where
+ * {@link KwikModule} (which applies the same patch with the swap) does not apply: the patch needs only
+ * {@code StreamOutputStreamImpl.scheduleSendStreamFrameRequest(boolean)} and its
+ * {@code AtomicInteger sendRequestsQueued} (kwik 0.10.0-0.10.3 use a boolean under a lock there, and
+ * do not have the race: the line then says "skipped").
+ */
+public final class KwikStreamStallFixModule extends TargetModule {
+
+    static final String STREAM_OUTPUT = "tech.kwik.core.stream.StreamOutputStreamImpl";
+
+    private final KwikModule swap;
+
+    public KwikStreamStallFixModule(KwikModule swap) {
+        this.swap = swap;
+    }
+
+    @Override
+    public String library() {
+        return "kwik";
+    }
+
+    @Override
+    public String description() {
+        return "kwik fix.kwik-stream-stall";
+    }
+
+    @Override
+    protected List<Requirement> requirements() {
+        return List.of(
+                Requirement.type(STREAM_OUTPUT)
+                        .method("scheduleSendStreamFrameRequest", "(Z)V")
+                        .field("sendRequestsQueued", "Ljava/util/concurrent/atomic/AtomicInteger;"),
+                Requirement.type("dev.ccagent.agent.kwik.KwikStreamStallFix"));
+    }
+
+    @Override
+    protected String versionIn(ClassLoader loader) {
+        return mavenVersion(loader, "tech.kwik", "kwik", STREAM_OUTPUT);
+    }
+
+    @Override
+    protected boolean standsAsideIn(ClassLoader loader) {
+        return swap.appliesTo(loader);
+    }
+
+    @Override
+    public AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+        return builder.type(KwikModule.typeThenLoader(named(STREAM_OUTPUT), loaderCheck))
+                .transform((typeBuilder, type, loader, module, domain) -> {
+                    try {
+                        return typeBuilder.visit(MemberSubstitution.relaxed()
+                                .method(named("get").and(isDeclaredBy(AtomicInteger.class)))
+                                .replaceWith(KwikStreamStallFix.class.getMethod("claim", AtomicInteger.class))
+                                .method(named("incrementAndGet").and(isDeclaredBy(AtomicInteger.class)))
+                                .replaceWith(KwikStreamStallFix.class.getMethod("alreadyClaimed", AtomicInteger.class))
+                                .on(named("scheduleSendStreamFrameRequest")));
+                    } catch (NoSuchMethodException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+    }
+}

@@ -1,0 +1,88 @@
+package dev.ccagent.it.jfr;
+
+import dev.ccagent.cc.AckEvent;
+import dev.ccagent.cc.AlgorithmDescriptor;
+import dev.ccagent.cc.AlgorithmProvider;
+import dev.ccagent.cc.Algorithms;
+import dev.ccagent.cc.CcSnapshot;
+import dev.ccagent.cc.CongestionController;
+import dev.ccagent.cc.LossEvent;
+import dev.ccagent.cc.OptionSpec;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * TEST ONLY, never in the product registry: a busy loop inside one send iteration, a shape the
+ * wake-up counters cannot see (no extra wake-ups, no send time in the past). Healthy NewReno for the
+ * first {@code healthy-packets} data packets; then every data packet sent costs the sender thread
+ * {@code burn-ms} of CPU time in {@link Controller#burn} (bounded by four times that in wall time), so
+ * the connection crawls at a dozen kB per CPU second while its thread stays on the CPU.
+ */
+public final class BusySpin implements AlgorithmProvider {
+
+    public static final String NAME = "busy-spin";
+
+    @Override
+    public List<AlgorithmDescriptor> algorithms() {
+        return List.of(new AlgorithmDescriptor(NAME, "TEST ONLY: burns the sender's CPU on every data packet",
+                List.of(OptionSpec.integer("healthy-packets", 0, 1_000_000, "20", "data packets before the loop starts"),
+                        OptionSpec.integer("burn-ms", 1, 1_000, "100", "CPU time burned per data packet")),
+                o -> new Controller((int) o.getLong("healthy-packets"), o.getLong("burn-ms") * 1_000_000L,
+                        Algorithms.create("newreno", Map.of("mss", Integer.toString(o.mss()), "pacing", "off")))));
+    }
+
+    static final class Controller implements CongestionController {
+        private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+        private final int healthy;
+        private final long burnNanos;
+        private final CongestionController inner;
+        private long dataPackets;
+        private long sink;
+
+        Controller(int healthy, long burnNanos, CongestionController inner) {
+            this.healthy = healthy;
+            this.burnNanos = burnNanos;
+            this.inner = inner;
+        }
+
+        @Override public String algorithm() { return NAME; }
+
+        @Override
+        public void onPacketSent(long t, long pn, int bytes, long inFlight, boolean ackEliciting) {
+            inner.onPacketSent(t, pn, bytes, inFlight, ackEliciting);
+            if (bytes >= 1000 && ++dataPackets > healthy) {
+                burn();
+            }
+        }
+
+        /** The busy loop: spins until this thread used {@code burnNanos} of CPU (or 4x that of wall time). */
+        private void burn() {
+            long cpuEnd = THREADS.getCurrentThreadCpuTime() + burnNanos;
+            long wallEnd = System.nanoTime() + 4 * burnNanos;
+            long x = sink;
+            while (THREADS.getCurrentThreadCpuTime() < cpuEnd && System.nanoTime() < wallEnd) {
+                for (int i = 0; i < 1000; i++) {
+                    x = x * 6364136223846793005L + 1442695040888963407L;
+                }
+            }
+            sink = x;
+        }
+
+        @Override public void onAck(AckEvent ack) { inner.onAck(ack); }
+        @Override public void onPacketsLost(LossEvent loss) { inner.onPacketsLost(loss); }
+        @Override public void onAppLimited(long t, long inFlight) { inner.onAppLimited(t, inFlight); }
+        @Override public long congestionWindow() { return inner.congestionWindow(); }
+        @Override public long pacingRate() { return inner.pacingRate(); }
+        @Override public long earliestSendTime(long now, int bytes) { return inner.earliestSendTime(now, bytes); }
+
+        @Override
+        public CcSnapshot snapshot(CcSnapshot into) {
+            inner.snapshot(into);
+            into.algorithm = NAME;
+            return into;
+        }
+    }
+}

@@ -1,0 +1,274 @@
+package dev.ccagent.it.jfr;
+
+import dev.ccagent.agent.report.RecordingReport;
+import dev.ccagent.it.ForkedJvm;
+import jdk.jfr.consumer.RecordedEvent;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * CPU without progress, on real releases in forked JVMs. kwik 0.10.3 (unmodified, from Maven Central)
+ * loops endlessly in its packet assembler when a stream blocked by flow control gets more data
+ * (kwik's changelog, 0.10.4: "fix: regression that could cause endless loop in sender"; commit
+ * 0ecfadf9 "do not schedule next send if blocked (leading to endless loop in packet assembler)"). A
+ * client that stops reading triggers it; the agent runs observe-only there (no controller swap).
+ * Evidence from outside the detector: the server process's CPU time (the OS), the async-profiler
+ * flame graph, the JDK's recording parser, the client's checksum of the answer.
+ */
+class CpuSpinTest {
+
+    static final long ANSWER = 4_000_000;
+
+    @TempDir
+    static Path dir;
+
+    @BeforeAll
+    static void keystore() throws Exception {
+        ServerProcess.keystore(dir);
+    }
+
+    static String oldKwikClassPath() throws Exception {
+        Path jars = Path.of(System.getProperty("kwik.jars.old", "target/kwik-old"));
+        List<String> cp = new ArrayList<>();
+        cp.add(Path.of(SpinServerMain.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+        try (Stream<Path> s = Files.list(jars)) {
+            s.filter(p -> p.toString().endsWith(".jar")).sorted().forEach(p -> cp.add(p.toString()));
+        }
+        assertTrue(cp.stream().anyMatch(e -> e.contains("kwik-0.10.")), "the old kwik jar was copied: " + cp);
+        return String.join(File.pathSeparator, cp);
+    }
+
+    static ForkedJvm server(String name, String classPath, String agentArgs, long answer) throws Exception {
+        Path portFile = dir.resolve(name + ".port");
+        ForkedJvm jvm = ForkedJvm.builder(name, SpinServerMain.class.getName())
+                .classPath(classPath)
+                .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
+                .javaagent(ServerProcess.agentJar(), agentArgs)
+                .args(ServerProcess.keystore(dir).toString(), portFile.toString(), Long.toString(answer), "1000")
+                .dir(dir)
+                .start();
+        jvm.awaitLine(Pattern.compile("^listening on"), Duration.ofSeconds(60));
+        return jvm;
+    }
+
+    static int port(String name) throws Exception {
+        return Integer.parseInt(Files.readString(dir.resolve(name + ".port")).trim());
+    }
+
+    static ForkedJvm stallingClient(String name, int port, long before, long pauseMillis, String then)
+            throws Exception {
+        return ForkedJvm.builder(name, StallingClientMain.class.getName())
+                .classPath(ServerProcess.serverClassPath())
+                .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
+                .javaagent(ServerProcess.agentJar(), "fix.kwik-stream-stall=on;detect=off;log=warn")
+                .args(Integer.toString(port), Long.toString(before), Long.toString(pauseMillis), then)
+                .dir(dir)
+                .start();
+    }
+
+    /** Waits for a line in the server's output (stdout and stderr: the agent logs to stderr). */
+    static long awaitLog(ForkedJvm jvm, String text, long timeoutMillis) throws Exception {
+        long start = System.nanoTime();
+        long deadline = start + timeoutMillis * 1_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (jvm.stdout().contains(text) || jvm.stderr().contains(text)) {
+                return System.nanoTime();
+            }
+            Thread.sleep(50);
+        }
+        return -1;
+    }
+
+    static String log(ForkedJvm jvm) {
+        return jvm.stdout() + jvm.stderr();
+    }
+
+    static Path awaitFile(Path d, String suffix, int seconds) throws Exception {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (Files.isDirectory(d)) {
+                try (Stream<Path> files = Files.list(d)) {
+                    Path p = files.filter(f -> f.toString().endsWith(suffix)).findFirst().orElse(null);
+                    if (p != null && Files.size(p) > 0) {
+                        Thread.sleep(500);
+                        return p;
+                    }
+                }
+            }
+            Thread.sleep(200);
+        }
+        return null;
+    }
+
+    @Test
+    void kwik0103SenderLoopIsFlaggedWithin5sProfiledAndEndsWhenTheClientReadsAgain() throws Exception {
+        Path rec = dir.resolve("old-resume.jfr");
+        Path prof = dir.resolve("prof-old");
+        long pause = 7_000;
+        String serverLog;
+        Instant resumedAt;
+        long cpuDuringPause;
+        try (ForkedJvm server = server("old-server", oldKwikClassPath(), "jfr=" + rec + ";profile-on-spin=" + prof
+                + ";profile-on-spin.duration=2s;fix.kwik-stream-stall=on", ANSWER);
+             ForkedJvm client = stallingClient("stalling-client", port("old-server"), 64 * 1024, pause, "resume")) {
+            client.awaitLine(Pattern.compile("^paused"), Duration.ofSeconds(60));
+            long pausedAt = System.nanoTime();
+            long cpu0 = server.cpuTime().orElseThrow().toNanos();
+            long detected = awaitLog(server, "CPU spin on kwik connection", 20_000);
+            assertTrue(detected > 0, "a CPU spin was flagged" + server.describe());
+            long after = (detected - pausedAt) / 1_000_000;
+            System.out.println("kwik 0.10.3 spin flagged " + after + " ms after the client stopped reading");
+            client.awaitLine(Pattern.compile("^resumed"), Duration.ofSeconds(60));
+            resumedAt = Instant.now();
+            long pausedFor = System.nanoTime() - pausedAt;
+            cpuDuringPause = server.cpuTime().orElseThrow().toNanos() - cpu0;
+            var answered = client.awaitLine(Pattern.compile("^answered (\\d+) (\\w+)"), Duration.ofSeconds(90));
+            assertEquals(ANSWER, Long.parseLong(answered.group(1)), "the whole answer arrived");
+            assertEquals("ok", answered.group(2), "the answer is intact (pattern checked by the client)");
+            assertTrue(awaitLog(server, "ended (progress)", 15_000) > 0, "the episode ended when data flowed again"
+                    + server.describe());
+            System.out.printf("server CPU while the client did not read: %.1f s in %.1f s%n", cpuDuringPause / 1e9,
+                    pausedFor / 1e9);
+            // the OS's account, not ours: the server really burned CPU while nothing moved
+            // (a blocked stream on a healthy server costs ~nothing; the bound leaves room for a CPU-starved host)
+            assertTrue(cpuDuringPause >= 0.15 * pausedFor, "server process CPU " + cpuDuringPause / 1e6 + " ms in "
+                    + pausedFor / 1e6 + " ms");
+            assertTrue(after <= 5_000, "flagged " + after + " ms after the client stopped reading");
+            Path html = awaitFile(prof, "-cpu.html", 60);
+            assertNotNull(html, "flame graph written" + server.describe());
+            List<String> frames = FlameGraphs.frames(html);
+            assertTrue(frames.stream().anyMatch(f -> f.startsWith("tech/kwik/core/send/PacketAssembler.assemble")),
+                    "the flame graph names kwik's packet assembler");
+            assertTrue(frames.stream().anyMatch(f -> f.startsWith("tech/kwik/core/stream/StreamOutputStreamImpl.sendFrame")),
+                    "the flame graph names the frame supplier it loops on");
+            assertEquals(0, client.waitFor(Duration.ofSeconds(30)));
+            server.closeStdin();
+            assertEquals(0, server.waitFor(Duration.ofSeconds(60)));
+            serverLog = log(server);
+        }
+        // observe-only: the swap is skipped with its reason, the detector runs, the fix says why it does not apply
+        assertTrue(serverLog.contains("field tech.kwik.core.recovery.RecoveryManager.congestionController"), serverLog);
+        assertTrue(serverLog.contains("controller swap skipped (") && serverLog.contains(
+                "observing: spin detector (CPU without progress)"), serverLog);
+        assertTrue(serverLog.contains("kwik fix.kwik-stream-stall version 0.10.3") && serverLog.contains(
+                "sendRequestsQueued"), serverLog);
+        RecordingReport r = RecordingReport.read(rec);
+        assertNull(r.problem(), "the whole recording was readable");
+        List<RecordedEvent> spins = r.events("dev.ccagent.CpuSpin");
+        assertEquals(1, spins.size(), "one episode: " + spins);
+        RecordedEvent e = spins.get(0);
+        assertEquals("kwik", e.getString("library"));
+        assertEquals("progress", e.getString("endedBy"));
+        assertFalse(e.getString("connectionId").isEmpty(), e.toString());
+        assertTrue(e.getString("threadName").startsWith("sender"), e.toString());
+        assertTrue(e.getDouble("cpuShare") >= 0.1, e.toString());
+        assertTrue(e.getString("topFrames").contains("tech.kwik.core.send.PacketAssembler.assemble")
+                || e.getString("topFrames").contains("StreamOutputStreamImpl.sendFrame"), e.getString("topFrames"));
+        assertTrue(e.getString("flameGraph").endsWith("-cpu.html"), e.toString());
+        // the episode ends after the client read again, and not long after
+        assertTrue(e.getEndTime().isAfter(resumedAt.minusSeconds(2)) && e.getEndTime().isBefore(resumedAt.plusSeconds(15)),
+                e.getEndTime() + " vs client resumed " + resumedAt);
+        assertTrue(Duration.between(e.getStartTime(), e.getEndTime()).toMillis() >= 1_000, e.toString());
+        assertTrue(r.text().contains("CPU spin"), r.text());
+    }
+
+    @Test
+    void kwik0103SpinEpisodeEndsWhenTheClientCloses() throws Exception {
+        Path rec = dir.resolve("old-close.jfr");
+        String serverLog;
+        try (ForkedJvm server = server("old-server-2", oldKwikClassPath(), "jfr=" + rec, ANSWER);
+             ForkedJvm client = stallingClient("closing-client", port("old-server-2"), 64 * 1024, 4_000, "close")) {
+            client.awaitLine(Pattern.compile("^paused"), Duration.ofSeconds(60));
+            assertTrue(awaitLog(server, "CPU spin on kwik connection", 20_000) > 0, server.describe());
+            client.awaitLine(Pattern.compile("^closed"), Duration.ofSeconds(60));
+            assertTrue(awaitLog(server, "ended (", 20_000) > 0, "the episode ended" + server.describe());
+            server.closeStdin();
+            assertEquals(0, server.waitFor(Duration.ofSeconds(60)));
+            serverLog = log(server);
+        }
+        RecordingReport r = RecordingReport.read(rec);
+        List<RecordedEvent> spins = r.events("dev.ccagent.CpuSpin");
+        assertEquals(1, spins.size(), serverLog);
+        String endedBy = spins.get(0).getString("endedBy");
+        assertTrue(endedBy.equals("close") || endedBy.equals("idle"), spins.toString());
+    }
+
+    @Test
+    void aBusyLoopInsideOneSendIterationIsFlaggedWithin5sAndProfiled() throws Exception {
+        Path rec = dir.resolve("busy.jfr");
+        Path prof = dir.resolve("prof-busy");
+        java.util.concurrent.atomic.AtomicLong connectedAt = new java.util.concurrent.atomic.AtomicLong();
+        String serverLog;
+        try (ServerProcess server = ServerProcess.start(dir, "cc=" + BusySpin.NAME + ";jfr=" + rec + ";profile-on-spin="
+                + prof + ";profile-on-spin.duration=2s", 3_000_000)) {
+            Thread client = new Thread(() -> {
+                try {
+                    ServerProcess.client(server.port, 20_000, 0, 12, () -> connectedAt.set(System.nanoTime()));
+                } catch (Exception e) {
+                    System.out.println("client: " + e);
+                }
+            }, "busy-client");
+            client.start();
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (connectedAt.get() == 0 && client.isAlive() && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertTrue(connectedAt.get() != 0, "connected\n" + server.output());
+            long flagged = -1;
+            while (System.nanoTime() < connectedAt.get() + 30_000_000_000L) {
+                if (server.output().contains("CPU spin on kwik connection")) {
+                    flagged = (System.nanoTime() - connectedAt.get()) / 1_000_000;
+                    break;
+                }
+                Thread.sleep(100);
+            }
+            System.out.println("busy loop flagged " + flagged + " ms after the handshake");
+            client.join(120_000);
+            assertTrue(flagged >= 0 && flagged <= 5_000, "flagged " + flagged + " ms after the handshake\n"
+                    + server.output());
+            Path html = awaitFile(prof, "-cpu.html", 60);
+            assertNotNull(html, "flame graph written\n" + server.output());
+            assertTrue(FlameGraphs.frames(html).stream().anyMatch(f -> f.startsWith("dev/ccagent/it/jfr/BusySpin$Controller.burn")),
+                    "the flame graph names the busy loop");
+            long endDeadline = System.nanoTime() + 20_000_000_000L;
+            while (!server.output().contains("CPU spin on kwik connection") || !server.output().contains(") after ")) {
+                if (System.nanoTime() > endDeadline) {
+                    break;
+                }
+                Thread.sleep(200);
+            }
+            serverLog = server.output();
+        }
+        assertTrue(serverLog.contains("ended (close)"), "the episode ended with the connection\n" + serverLog);
+        RecordingReport r = RecordingReport.read(rec);
+        List<RecordedEvent> spins = r.events("dev.ccagent.CpuSpin");
+        assertEquals(1, spins.size(), spins.toString());
+        RecordedEvent e = spins.get(0);
+        assertEquals("close", e.getString("endedBy"));
+        assertTrue(e.getString("topFrames").contains("BusySpin$Controller.burn"), e + "\n" + lines(serverLog, "CPU spin"));
+        // it crawled (a few kB per second) rather than stood still: "almost no progress" counts too
+        assertTrue(e.getLong("appBytes") > 0, e.toString());
+    }
+
+    static List<String> lines(String log, String needle) {
+        return log.lines().filter(l -> l.contains(needle)).collect(Collectors.toList());
+    }
+}
