@@ -209,7 +209,7 @@ public final class Cli implements Callable<Integer> {
     @Command(name = "report", mixinStandardHelpOptions = true,
             description = {"Canary report over JFR recordings of one JVM or a fleet: merges every FILE and every *.jfr "
                 + "under each DIR per arm (the same recording given twice is read once), and compares each canary arm "
-                + "with the baseline arm: ratio of medians with a 95% bootstrap CI, Mann-Whitney p-value and a verdict "
+                + "with the baseline arm: ratio of medians with a 95%% bootstrap CI, Mann-Whitney p-value and a verdict "
                 + "per metric (goodput, RTT, loss). See docs/report.md.",
                 "Exit status: 0 every input read whole; 1 some input was missing, empty, truncated, not a recording "
                 + "or without ccagent events (one line each on stderr; the report covers the rest), or no connection "

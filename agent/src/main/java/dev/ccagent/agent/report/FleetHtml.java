@@ -41,8 +41,8 @@ public final class FleetHtml {
         h.append("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ccagent canary report</title><style>")
                 .append("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222;max-width:1320px}")
                 .append("table{border-collapse:collapse;margin:.5em 0 1.2em}td,th{border:1px solid #ccc;padding:3px 8px;")
-                .append("text-align:right;font-size:14px;white-space:nowrap}th{background:#f1f3f5}")
-                .append("td.l,th.l{text-align:left}.v{font-weight:600;border-radius:3px;padding:1px 6px}")
+                .append("text-align:right;font-size:13px;white-space:nowrap}th{background:#f1f3f5}")
+                .append("td.l,th.l{text-align:left}td.w{white-space:normal;min-width:180px;max-width:260px}.v{font-weight:600;border-radius:3px;padding:1px 6px}")
                 .append(".better{background:#d3f9d8;color:#2b8a3e}.worse{background:#ffe3e3;color:#c92a2a}")
                 .append(".nodiff{background:#f1f3f5;color:#495057}.nodata{background:#fff3bf;color:#8f6b00}")
                 .append(".warn{color:#c92a2a}.note{color:#555;font-size:13px}.charts{display:flex;flex-wrap:wrap;gap:12px}")
@@ -108,8 +108,8 @@ public final class FleetHtml {
             return;
         }
         h.append("<table><tr><th class=\"l\">arm</th><th class=\"l\">metric</th><th class=\"l\">verdict</th>")
-                .append("<th>ratio of medians</th><th>95% CI</th><th class=\"l\">CI against 1 (log scale 0.25&ndash;4)</th>")
-                .append("<th>p (Mann&ndash;Whitney)</th><th>median arm</th><th>median baseline</th><th>n</th>")
+                .append("<th>ratio of medians [95% CI]</th><th class=\"l\">CI against 1 (0.25&ndash;4, log)</th>")
+                .append("<th>p (Mann&ndash;Whitney)</th><th>medians: arm vs baseline</th><th>n</th>")
                 .append("<th class=\"l\">note</th></tr>");
         for (FleetReport.ArmComparison ac : r.comparisons()) {
             for (Comparison c : ac.metrics) {
@@ -119,13 +119,13 @@ public final class FleetHtml {
                         .append(esc(FleetOutput.label(c.metric))).append(c.higherIsBetter ? " &uarr;" : " &darr;")
                         .append("</td><td class=\"l\"><span class=\"v ").append(cls).append("\">")
                         .append(esc(c.verdict.text)).append("</span></td><td>")
-                        .append(c.interval == null ? "-" : FleetOutput.num(c.interval.estimate)).append("</td><td>")
-                        .append(c.interval == null ? "-" : FleetOutput.num(c.interval.low) + " &ndash; "
-                                + FleetOutput.num(c.interval.high)).append("</td><td class=\"l\">")
-                        .append(ciBar(c)).append("</td><td>").append(FleetOutput.p(c.test.p)).append("</td><td>")
-                        .append(esc(FleetOutput.value(c.metric, c.medianArm))).append("</td><td>")
+                        .append(c.interval == null ? "-" : FleetOutput.num(c.interval.estimate) + " ["
+                                + FleetOutput.num(c.interval.low) + " &ndash; " + FleetOutput.num(c.interval.high) + "]")
+                        .append("</td><td class=\"l\">").append(ciBar(c)).append("</td><td>")
+                        .append(FleetOutput.p(c.test.p)).append("</td><td>")
+                        .append(esc(FleetOutput.value(c.metric, c.medianArm))).append(" vs ")
                         .append(esc(FleetOutput.value(c.metric, c.medianBaseline))).append("</td><td>")
-                        .append(c.nArm).append(" / ").append(c.nBaseline).append("</td><td class=\"l note\">");
+                        .append(c.nArm).append(" / ").append(c.nBaseline).append("</td><td class=\"l note w\">");
                 if (c.verdict == Comparison.Verdict.NOT_ENOUGH_DATA) {
                     h.append(c.neededPerArm > 0 ? "~" + c.neededPerArm + " connections per arm for a 10% change"
                             : "at least " + Comparison.MIN_PER_ARM + " per arm");
@@ -153,8 +153,13 @@ public final class FleetHtml {
             double lv = Math.log(Math.max(0.25, Math.min(4, v))) / Math.log(4);
             return w / 2.0 + lv * (w / 2.0 - 4);
         };
+        s.append("<line x1=\"4\" y1=\"8\" x2=\"").append(w - 4).append("\" y2=\"8\" stroke=\"#dee2e6\"/>");
+        for (double t : new double[] {0.25, 0.5, 2, 4}) {
+            s.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"5\" x2=\"%.1f\" y2=\"11\" stroke=\"#ced4da\"/>",
+                    x.applyAsDouble(t), x.applyAsDouble(t)));
+        }
         s.append("<line x1=\"").append(w / 2).append("\" y1=\"0\" x2=\"").append(w / 2).append("\" y2=\"").append(hgt)
-                .append("\" stroke=\"#888\" stroke-dasharray=\"2,2\"/>");
+                .append("\" stroke=\"#495057\" stroke-width=\"1.5\"/>");
         if (c.interval != null && !Double.isNaN(c.interval.low) && !Double.isNaN(c.interval.high)) {
             String color = c.verdict == Comparison.Verdict.BETTER ? "#2b8a3e" : c.verdict == Comparison.Verdict.WORSE
                     ? "#c92a2a" : "#495057";
@@ -220,22 +225,22 @@ public final class FleetHtml {
 
     private static void armTable(StringBuilder h, FleetReport r) {
         h.append("<h2>Per arm</h2><table><tr><th class=\"l\">arm</th><th>connections</th><th class=\"l\">controllers</th>")
-                .append("<th>goodput p10</th><th>p50</th><th>p90</th><th>goodput p50, left SS (n)</th>")
+                .append("<th>goodput p10 / p50 / p90</th><th>goodput p50, left SS (n)</th>")
                 .append("<th>RTT p50</th><th>RTT p95</th><th>loss rate</th><th>acknowledged</th><th class=\"l\">alarms</th></tr>");
         for (FleetReport.Arm a : r.arms().values()) {
             StringBuilder ctl = new StringBuilder();
             a.controllers.forEach((k, v) -> ctl.append(ctl.length() > 0 ? ", " : "").append(k).append(' ').append(v));
             h.append("<tr><td class=\"l\">").append(esc(a.name)).append(a == r.baseline() ? " (baseline)" : "")
                     .append("</td><td>").append(a.connections).append("</td><td class=\"l\">").append(esc(ctl.toString()))
-                    .append("</td><td>").append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.1)))
-                    .append("</td><td>").append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.5)))
-                    .append("</td><td>").append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.9)))
+                    .append("</td><td>").append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.1))).append(" / ")
+                    .append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.5))).append(" / ")
+                    .append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.9)))
                     .append("</td><td>").append(FleetOutput.rate(Quantiles.ofSorted(a.goodputLeftSlowStart, 0.5)))
                     .append(" (").append(a.goodputLeftSlowStart.length).append(")</td><td>")
                     .append(FleetOutput.ms(Quantiles.ofSorted(a.rttP50Millis, 0.5))).append("</td><td>")
                     .append(FleetOutput.ms(Quantiles.ofSorted(a.rttP95Millis, 0.5))).append("</td><td>")
                     .append(FleetOutput.pct(a.aggregateLossRate())).append("</td><td>")
-                    .append(esc(RecordingReport.bytes((long) a.bytesAcked))).append("</td><td class=\"l\">")
+                    .append(esc(RecordingReport.bytes((long) a.bytesAcked))).append("</td><td class=\"l w\">")
                     .append(esc(a.alarms.isEmpty() ? "none" : a.alarms.toString())).append("</td></tr>");
         }
         h.append("</table><p class=\"note\">RTT p50/p95: median over connections of each connection's p50/p95. "

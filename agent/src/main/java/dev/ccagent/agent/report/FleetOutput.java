@@ -121,7 +121,7 @@ public final class FleetOutput {
 
     static String verdictLine(Comparison c) {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "%-24s %-25s", label(c.metric), c.verdict.text));
+        sb.append(String.format(Locale.ROOT, "%-26s %-25s", label(c.metric), c.verdict.text));
         if (c.interval != null) {
             sb.append(String.format(Locale.ROOT, " ratio %s (95%% CI %s-%s)", num(c.interval.estimate),
                     num(c.interval.low), num(c.interval.high)));
