@@ -32,6 +32,23 @@ public final class FleetHtml {
     private FleetHtml() {
     }
 
+    /** The baseline arm gets the first colour, the other arms the next ones in name order. */
+    static String color(FleetReport r, FleetReport.Arm arm) {
+        if (arm == r.baseline()) {
+            return COLORS[0];
+        }
+        int i = r.baseline() == null ? 0 : 1;
+        for (FleetReport.Arm a : r.arms().values()) {
+            if (a == arm) {
+                return COLORS[i % COLORS.length];
+            }
+            if (a != r.baseline()) {
+                i++;
+            }
+        }
+        return COLORS[0];
+    }
+
     public static void write(FleetReport r, Path out) throws IOException {
         Files.writeString(out, page(r), StandardCharsets.UTF_8);
     }
@@ -39,10 +56,10 @@ public final class FleetHtml {
     static String page(FleetReport r) {
         StringBuilder h = new StringBuilder();
         h.append("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ccagent canary report</title><style>")
-                .append("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222;max-width:1320px}")
+                .append("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}")
                 .append("table{border-collapse:collapse;margin:.5em 0 1.2em}td,th{border:1px solid #ccc;padding:3px 8px;")
                 .append("text-align:right;font-size:13px;white-space:nowrap}th{background:#f1f3f5}")
-                .append("td.l,th.l{text-align:left}td.w{white-space:normal;min-width:180px;max-width:260px}.v{font-weight:600;border-radius:3px;padding:1px 6px}")
+                .append("td.l,th.l{text-align:left}td.w{white-space:normal;min-width:170px;max-width:240px}.v{font-weight:600;border-radius:3px;padding:1px 6px}")
                 .append(".better{background:#d3f9d8;color:#2b8a3e}.worse{background:#ffe3e3;color:#c92a2a}")
                 .append(".nodiff{background:#f1f3f5;color:#495057}.nodata{background:#fff3bf;color:#8f6b00}")
                 .append(".warn{color:#c92a2a}.note{color:#555;font-size:13px}.charts{display:flex;flex-wrap:wrap;gap:12px}")
@@ -66,9 +83,8 @@ public final class FleetHtml {
             List<Curve> gss = new ArrayList<>();
             List<Curve> rtt = new ArrayList<>();
             List<Curve> loss = new ArrayList<>();
-            int i = 0;
             for (FleetReport.Arm a : r.arms().values()) {
-                String c = COLORS[i++ % COLORS.length];
+                String c = color(r, a);
                 g.add(new Curve(a.name, c, scale(a.goodput, 1e-6)));
                 gss.add(new Curve(a.name, c, scale(a.goodputLeftSlowStart, 1e-6)));
                 rtt.add(new Curve(a.name, c, a.rttP50Millis));
@@ -108,8 +124,8 @@ public final class FleetHtml {
             return;
         }
         h.append("<table><tr><th class=\"l\">arm</th><th class=\"l\">metric</th><th class=\"l\">verdict</th>")
-                .append("<th>ratio of medians [95% CI]</th><th class=\"l\">CI against 1 (0.25&ndash;4, log)</th>")
-                .append("<th>p (Mann&ndash;Whitney)</th><th>medians: arm vs baseline</th><th>n</th>")
+                .append("<th>ratio of medians [95% CI]</th><th class=\"l\">CI vs 1 (&frac14;&ndash;4, log)</th>")
+                .append("<th title=\"Mann&ndash;Whitney U, two-sided\">p (M&ndash;W)</th><th>medians: arm vs baseline</th>")
                 .append("<th class=\"l\">note</th></tr>");
         for (FleetReport.ArmComparison ac : r.comparisons()) {
             for (Comparison c : ac.metrics) {
@@ -124,13 +140,14 @@ public final class FleetHtml {
                         .append("</td><td class=\"l\">").append(ciBar(c)).append("</td><td>")
                         .append(FleetOutput.p(c.test.p)).append("</td><td>")
                         .append(esc(FleetOutput.value(c.metric, c.medianArm))).append(" vs ")
-                        .append(esc(FleetOutput.value(c.metric, c.medianBaseline))).append("</td><td>")
-                        .append(c.nArm).append(" / ").append(c.nBaseline).append("</td><td class=\"l note w\">");
+                        .append(esc(FleetOutput.value(c.metric, c.medianBaseline)))
+                        .append("</td><td class=\"l note w\">n ").append(c.nArm).append(" / ").append(c.nBaseline)
+                        .append(c.verdict == Comparison.Verdict.BETTER || c.verdict == Comparison.Verdict.WORSE ? "" : "; ");
                 if (c.verdict == Comparison.Verdict.NOT_ENOUGH_DATA) {
                     h.append(c.neededPerArm > 0 ? "~" + c.neededPerArm + " connections per arm for a 10% change"
                             : "at least " + Comparison.MIN_PER_ARM + " per arm");
                 } else if (c.verdict == Comparison.Verdict.NO_DIFFERENCE && c.neededPerArm > 0) {
-                    h.append("a 10% change needs ~").append(c.neededPerArm).append(" per arm");
+                    h.append("10% change needs ~").append(c.neededPerArm).append("/arm");
                 }
                 h.append("</td></tr>");
             }
@@ -146,7 +163,7 @@ public final class FleetHtml {
 
     /** A small forest-plot cell: the CI as a bar against a line at 1, log scale from 1/4 to 4. */
     private static String ciBar(Comparison c) {
-        int w = 180;
+        int w = 140;
         int hgt = 16;
         StringBuilder s = new StringBuilder("<svg width=\"" + w + "\" height=\"" + hgt + "\" role=\"img\">");
         DoubleUnaryOperator x = v -> {
@@ -214,10 +231,9 @@ public final class FleetHtml {
 
     private static void legend(StringBuilder h, FleetReport r) {
         h.append("<p>");
-        int i = 0;
         for (FleetReport.Arm a : r.arms().values()) {
             h.append("<span style=\"margin-right:1.5em\"><span class=\"sw\" style=\"background:")
-                    .append(COLORS[i++ % COLORS.length]).append("\"></span>").append(esc(a.name))
+                    .append(color(r, a)).append("\"></span>").append(esc(a.name))
                     .append(a == r.baseline() ? " (baseline)" : "").append("</span>");
         }
         h.append("</p>");
@@ -225,8 +241,8 @@ public final class FleetHtml {
 
     private static void armTable(StringBuilder h, FleetReport r) {
         h.append("<h2>Per arm</h2><table><tr><th class=\"l\">arm</th><th>connections</th><th class=\"l\">controllers</th>")
-                .append("<th>goodput p10 / p50 / p90</th><th>goodput p50, left SS (n)</th>")
-                .append("<th>RTT p50</th><th>RTT p95</th><th>loss rate</th><th>acknowledged</th><th class=\"l\">alarms</th></tr>");
+                .append("<th>goodput p10 / p50 / p90</th><th>p50 left SS (n)</th>")
+                .append("<th>RTT p50 / p95</th><th>loss rate</th><th>acknowledged</th><th class=\"l\">alarms</th></tr>");
         for (FleetReport.Arm a : r.arms().values()) {
             StringBuilder ctl = new StringBuilder();
             a.controllers.forEach((k, v) -> ctl.append(ctl.length() > 0 ? ", " : "").append(k).append(' ').append(v));
@@ -237,7 +253,7 @@ public final class FleetHtml {
                     .append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.9)))
                     .append("</td><td>").append(FleetOutput.rate(Quantiles.ofSorted(a.goodputLeftSlowStart, 0.5)))
                     .append(" (").append(a.goodputLeftSlowStart.length).append(")</td><td>")
-                    .append(FleetOutput.ms(Quantiles.ofSorted(a.rttP50Millis, 0.5))).append("</td><td>")
+                    .append(FleetOutput.ms(Quantiles.ofSorted(a.rttP50Millis, 0.5))).append(" / ")
                     .append(FleetOutput.ms(Quantiles.ofSorted(a.rttP95Millis, 0.5))).append("</td><td>")
                     .append(FleetOutput.pct(a.aggregateLossRate())).append("</td><td>")
                     .append(esc(RecordingReport.bytes((long) a.bytesAcked))).append("</td><td class=\"l w\">")
@@ -364,9 +380,8 @@ public final class FleetHtml {
         Axis xa = Axis.linear(0, maxX);
         Axis ya = Axis.linear(0, maxY);
         axes(svg, xa, ya, "seconds since connection start", unit);
-        int i = 0;
         for (FleetReport.Arm a : r.arms().values()) {
-            String color = COLORS[i++ % COLORS.length];
+            String color = color(r, a);
             FleetReport.Series s = which.of(a);
             StringBuilder upper = new StringBuilder();
             List<String> lower = new ArrayList<>();
