@@ -99,7 +99,8 @@ public final class FleetHtml {
             if (anySeries) {
                 h.append("<h2>Over connection lifetime: median and p10&ndash;p90 band per arm</h2>")
                         .append("<p class=\"note\">From CongestionState samples, by time since each connection's first "
-                                + "sample; the band holds 80% of the arm's samples in each interval.</p><div class=\"charts\">");
+                                + "sample; the band holds 80% of the arm's samples in each interval; intervals with fewer than "
+                                + "10 samples (or 2% of the fullest) are left out.</p><div class=\"charts\">");
                 h.append(series(r, "Congestion window", "KiB", a -> a.cwnd, 1 / 1024.0));
                 h.append(series(r, "Smoothed RTT", "ms", a -> a.srtt, 1e-6));
                 h.append(series(r, "Pacing rate", "Mbit/s", a -> a.pacing, 8e-6));
@@ -247,7 +248,7 @@ public final class FleetHtml {
             StringBuilder ctl = new StringBuilder();
             a.controllers.forEach((k, v) -> ctl.append(ctl.length() > 0 ? ", " : "").append(k).append(' ').append(v));
             h.append("<tr><td class=\"l\">").append(esc(a.name)).append(a == r.baseline() ? " (baseline)" : "")
-                    .append("</td><td>").append(a.connections).append("</td><td class=\"l\">").append(esc(ctl.toString()))
+                    .append("</td><td>").append(a.connections).append("</td><td class=\"l w\">").append(esc(ctl.toString()))
                     .append("</td><td>").append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.1))).append(" / ")
                     .append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.5))).append(" / ")
                     .append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.9)))
@@ -360,14 +361,27 @@ public final class FleetHtml {
         FleetReport.Series of(FleetReport.Arm a);
     }
 
+    /**
+     * Samples a bin needs to be drawn: 10, or 2% of the arm's fullest bin. The few connections that outlive
+     * the rest would otherwise end every chart in a fringe of noise.
+     */
+    static long minSamples(FleetReport.Series s) {
+        long max = 0;
+        for (LogHistogram h : s.bins) {
+            max = Math.max(max, h.total());
+        }
+        return Math.max(10, max / 50);
+    }
+
     static String series(FleetReport r, String title, String unit, SeriesOf which, double factor) {
         double maxX = 0;
         double maxY = 0;
         for (FleetReport.Arm a : r.arms().values()) {
             FleetReport.Series s = which.of(a);
+            long min = minSamples(s);
             for (int b = 0; b < s.bins.size(); b++) {
                 LogHistogram hist = s.bins.get(b);
-                if (hist.total() > 0) {
+                if (hist.total() >= min) {
                     maxX = Math.max(maxX, (b + 1) * s.binNanos / 1e9);
                     maxY = Math.max(maxY, hist.quantile(0.9) * factor);
                 }
@@ -386,9 +400,10 @@ public final class FleetHtml {
             StringBuilder upper = new StringBuilder();
             List<String> lower = new ArrayList<>();
             StringBuilder median = new StringBuilder();
+            long min = minSamples(s);
             for (int b = 0; b < s.bins.size(); b++) {
                 LogHistogram hist = s.bins.get(b);
-                if (hist.total() == 0) {
+                if (hist.total() < min) {
                     continue;
                 }
                 double px = xa.px((b + 0.5) * s.binNanos / 1e9);

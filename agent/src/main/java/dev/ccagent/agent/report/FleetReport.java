@@ -50,7 +50,7 @@ public final class FleetReport {
     /** ConnectionSummary fields the report reads; a recording lacking some is reported by name. */
     static final List<String> SUMMARY_FIELDS = List.of("agentInstance", "library", "connectionId", "canaryArm",
             "algorithm", "controller", "sequence", "lifetime", "bytesSent", "bytesAcked", "bytesLost", "rttP50",
-            "rttP95", "appLimitedTime", "leftSlowStart");
+            "rttP95", "appLimitedTime", "leftSlowStart", "role");
     /** Metrics compared, in report order. */
     public static final List<String> METRICS = List.of("goodput", "goodput-left-slow-start", "rtt-p50", "rtt-p95",
             "loss-rate");
@@ -94,6 +94,7 @@ public final class FleetReport {
     static final class Conn {
         String library = "";
         String connectionId = "";
+        String role = "";
         String arm = "";
         String algorithm = "";
         String controller = "";
@@ -524,7 +525,9 @@ public final class FleetReport {
         }
         String agent = has[0] ? string(e, "agentInstance") : "";
         long sequence = has[6] ? number(e, "sequence") : 0;
-        String key = agent + "|" + id;
+        String role = intern(has[15] ? string(e, "role") : "");
+        // both ends of one connection in one JVM share the connection id: the role keeps them apart
+        String key = agent + "|" + role + "|" + id;
         Conn c = summaries.get(key);
         if (c != null) {
             if (sequence == c.sequence) {
@@ -539,6 +542,7 @@ public final class FleetReport {
             summaries.put(key, c);
         }
         c.sequence = sequence;
+        c.role = role;
         c.library = intern(has[1] ? string(e, "library") : "");
         c.connectionId = id;
         c.arm = intern(has[3] ? string(e, "canaryArm") : "");
@@ -694,8 +698,10 @@ public final class FleetReport {
         to.bins.addAll(from.bins);
     }
 
+    /** "LABEL ALGORITHM"; client-side connections (an agent on a client) form arms of their own. */
     private static String armName(Conn c) {
-        return (c.arm.isEmpty() ? "unassigned" : c.arm) + " " + (c.algorithm.isEmpty() ? "?" : c.algorithm);
+        return (c.arm.isEmpty() ? "unassigned" : c.arm) + " " + (c.algorithm.isEmpty() ? "?" : c.algorithm)
+                + ("client".equals(c.role) ? " (client)" : "");
     }
 
     /**
@@ -733,7 +739,8 @@ public final class FleetReport {
 
     private Arm arm(String name, List<Conn> conns) {
         Conn first = conns.get(0);
-        Arm a = new Arm(name, first.arm.isEmpty() ? "unassigned" : first.arm, name.substring(name.indexOf(' ') + 1));
+        Arm a = new Arm(name, first.arm.isEmpty() ? "unassigned" : first.arm,
+                first.algorithm.isEmpty() ? "?" : first.algorithm);
         double[] goodput = new double[conns.size()];
         double[] leftSs = new double[conns.size()];
         double[] p50 = new double[conns.size()];

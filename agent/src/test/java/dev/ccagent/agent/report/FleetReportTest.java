@@ -36,6 +36,7 @@ class FleetReportTest {
     @StackTrace(false)
     static final class OldSummary extends jdk.jfr.Event {
         String library;
+        String role;
         String connectionId;
         String canaryArm;
         String algorithm;
@@ -184,6 +185,7 @@ class FleetReportTest {
             for (int i = 0; i < 12; i++) {
                 OldSummary s = new OldSummary();
                 s.library = "kwik";
+                s.role = "server";
                 s.connectionId = "01d0" + i;
                 s.canaryArm = i % 2 == 0 ? "default" : "canary";
                 s.algorithm = i % 2 == 0 ? "stock" : "bbr1";
