@@ -207,36 +207,53 @@ public final class Cli implements Callable<Integer> {
     }
 
     @Command(name = "report", mixinStandardHelpOptions = true,
-            description = "Summarise a JFR recording per canary arm: connections, goodput, RTT, loss, modes, alarms.")
+            description = {"Canary report over JFR recordings of one JVM or a fleet: merges every FILE and every *.jfr "
+                + "under each DIR per arm (the same recording given twice is read once), and compares each canary arm "
+                + "with the baseline arm: ratio of medians with a 95%% bootstrap CI, Mann-Whitney p-value and a verdict "
+                + "per metric (goodput, RTT, loss). See docs/report.md.",
+                "Exit status: 0 every input read whole; 1 some input was missing, empty, truncated, not a recording "
+                + "or without ccagent events (one line each on stderr; the report covers the rest), or no connection "
+                + "was found; 2 bad usage."})
     static final class ReportCommand implements Callable<Integer> {
-        @Parameters(index = "0", description = "the .jfr file")
-        java.nio.file.Path recording;
+        @Parameters(index = "0..*", arity = "1..*", paramLabel = "FILE|DIR", description = "recordings (.jfr) or directories of them")
+        List<java.nio.file.Path> recordings;
 
-        @CommandLine.Option(names = "--html", paramLabel = "FILE", description = "also write a self-contained HTML page with charts")
+        @CommandLine.Option(names = "--html", paramLabel = "FILE", description = "also write a self-contained HTML page with the verdicts and charts")
         java.nio.file.Path html;
+
+        @CommandLine.Option(names = "--json", description = "print the report as one JSON object (schema ccagent-report/1, docs/report.md) instead of text")
+        boolean json;
+
+        @CommandLine.Option(names = "--baseline", paramLabel = "ARM", description = "baseline arm, by name ('default stock') or label ('default'); default: the arm labelled 'default'")
+        String baseline;
+
+        @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "1", description = "seed of the bootstrap (default 1): the same seed gives the same intervals")
+        long seed;
 
         @Override
         public Integer call() {
-            dev.ccagent.agent.report.RecordingReport report;
-            try {
-                report = dev.ccagent.agent.report.RecordingReport.read(recording);
-            } catch (java.io.IOException e) {
-                throw new CliException(1, e.getMessage());
-            }
-            out.print(report.text());
+            dev.ccagent.agent.report.FleetReport.Options options = new dev.ccagent.agent.report.FleetReport.Options();
+            options.seed = seed;
+            options.baseline = baseline;
+            dev.ccagent.agent.report.FleetReport report = dev.ccagent.agent.report.FleetReport.read(recordings, options);
+            out.print(json ? dev.ccagent.agent.report.FleetOutput.json(report) : dev.ccagent.agent.report.FleetOutput.text(report));
             if (html != null) {
                 try {
-                    dev.ccagent.agent.report.HtmlReport.write(report, html);
-                    out.println("HTML report: " + html.toAbsolutePath());
+                    dev.ccagent.agent.report.FleetHtml.write(report, html);
+                    if (!json) {
+                        out.println("HTML report: " + html.toAbsolutePath());
+                    }
                 } catch (java.io.IOException | RuntimeException e) {
                     throw new CliException(1, "cannot write " + html + ": " + e.getMessage());
                 }
             }
-            if (report.problem() != null) {
-                err.println("ccagent: " + report.problem());
-                return 1;
+            for (String line : dev.ccagent.agent.report.FleetOutput.problemLines(report)) {
+                err.println("ccagent: " + line);
             }
-            return 0;
+            if (report.connections() == 0) {
+                err.println("ccagent: no connections found in the recordings");
+            }
+            return report.exitStatus();
         }
     }
 
