@@ -58,6 +58,7 @@ public final class AgentArgs {
         k.put("profile-on-spin.every", "at most one capture per this interval, e.g. 10min (default 10min)");
         k.put("detect", "on|off: per-connection send-loop counters and the spin detector, also on stock connections (default on)");
         k.putAll(NettyConfig.KEYS);
+        k.putAll(CanaryConfig.KEYS);
         KEYS = java.util.Collections.unmodifiableMap(k);
     }
 
@@ -212,6 +213,7 @@ public final class AgentArgs {
         long profileEvery = 600_000_000_000L;
         boolean detect = true;
         NettyConfig.Builder netty = new NettyConfig.Builder();
+        CanaryConfig.Builder canaryConfig = new CanaryConfig.Builder();
 
         for (Map.Entry<String, String> e : entries.entrySet()) {
             String key = e.getKey();
@@ -272,6 +274,8 @@ public final class AgentArgs {
                     default:
                         if (key.startsWith("netty.")) {
                             netty.accept(key, value);
+                        } else if (CanaryConfig.owns(key)) {
+                            canaryConfig.accept(key, value);
                         } else if (key.startsWith("opt.")) {
                             int dot = key.indexOf('.', 4);
                             if (dot < 0 || dot == key.length() - 1) {
@@ -317,7 +321,8 @@ public final class AgentArgs {
         }
         return new Result(new AgentConfig(defaultArm, canaryArms, level, jfr, jfrMaxSize, jfrMaxAge, fixStall,
                 targets, profileDir, new LinkedHashMap<>(entries))
-                .withDetection(detect, profileDuration, profileEvery).withNetty(nettyConfig), problems);
+                .withDetection(detect, profileDuration, profileEvery).withNetty(nettyConfig)
+                .withCanary(canaryConfig.build(problems)), problems);
     }
 
     private static AgentConfig.Arm arm(String label, String algorithm, double pct, Map<String, CcOptions> validated) {

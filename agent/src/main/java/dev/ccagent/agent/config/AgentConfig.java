@@ -77,6 +77,7 @@ public final class AgentConfig {
     private long profileDurationNanos = 10_000_000_000L;
     private long profileEveryNanos = 600_000_000_000L;
     private NettyConfig netty = NettyConfig.DEFAULT;
+    private CanaryConfig canary = CanaryConfig.DEFAULT;
 
     AgentConfig(Arm defaultArm, List<Arm> canaryArms, AgentLog.Level logLevel, Path jfrFile, long jfrMaxSizeBytes,
                 long jfrMaxAgeNanos, boolean fixKwikStreamStall, Set<String> targets, Path profileOnSpinDir,
@@ -97,6 +98,17 @@ public final class AgentConfig {
     AgentConfig withNetty(NettyConfig nettyConfig) {
         this.netty = nettyConfig;
         return this;
+    }
+
+    /** Sets the measurement and guard part (only while building, before the config is published). */
+    AgentConfig withCanary(CanaryConfig canaryConfig) {
+        this.canary = canaryConfig;
+        return this;
+    }
+
+    /** {@code measure}, {@code summary.period} and the {@code guard.*} keys (see docs/canary.md). */
+    public CanaryConfig canary() {
+        return canary;
     }
 
     /** The {@code netty.*} keys: quiche's algorithms for Netty QUIC, pacing, path stats. */

@@ -44,6 +44,8 @@ public final class SendTelemetry {
     public long pastSendTimes;
     /** The sender thread's id (0 until its first iteration). */
     public volatile long senderThreadId;
+    /** The connection's arm aggregates once known (spin alarms are counted there; see the guard). */
+    public volatile dev.ccagent.agent.measure.ArmStats arm;
 
     // --- receiver thread
     /** Packets received and processed. */

@@ -52,6 +52,8 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private final long wallToMonoOffset;
     /** Send-path counters for the spin detector and JFR (kept for stock connections too). */
     private final SendTelemetry telemetry = new SendTelemetry("kwik");
+    /** The same measurement for every arm (ConnectionSummary, per-arm aggregates, guard). */
+    private final KwikMeter meter = new KwikMeter(this);
 
     /** kwik's own controller: the fallback, and the whole behaviour for a stock arm. */
     private CongestionController stock;
@@ -99,6 +101,10 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
         return telemetry;
     }
 
+    public KwikMeter meter() {
+        return meter;
+    }
+
     /** The algorithm in charge: ours, or {@code stock} (an arm that keeps kwik's, or a fallback). */
     public synchronized String algorithm() {
         return delegate != null ? AgentConfig.STOCK : cc != null ? cc.algorithm() : "unassigned";
@@ -130,6 +136,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     /** The receiver thread is about to process an ACK frame received at {@code timeReceived}. */
     public void onAckFrame(Instant timeReceived, long largestAcknowledged, int ackDelayMillis) {
+        meter.ackFrame(timeReceived, largestAcknowledged, ackDelayMillis);
         synchronized (this) {
             long now = System.nanoTime();
             pendingAckTime = timeReceived != null ? Math.min(now, toMono(timeReceived)) : now;
@@ -142,6 +149,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void registerInFlight(QuicPacket packet) {
+        meter.sent(packet);
         telemetry.packetInFlight(packet.getSize());
         CongestionController d = delegate;
         if (d != null) {
@@ -171,6 +179,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void registerAcked(List<? extends PacketInfo> acked) {
+        meter.acked(acked);
         CongestionController d = delegate;
         if (d != null) {
             d.registerAcked(acked);
@@ -226,6 +235,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void registerLost(List<? extends PacketInfo> lost) {
+        meter.lost(lost);
         CongestionController d = delegate;
         if (d != null) {
             d.registerLost(lost);
@@ -266,6 +276,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void discard(List<? extends PacketInfo> discarded) {
+        meter.discarded(discarded);
         CongestionController d = delegate;
         if (d != null) {
             d.discard(discarded);
@@ -323,6 +334,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void reset() {
+        meter.reset();
         CongestionController d = delegate;
         if (d != null) {
             d.reset();
