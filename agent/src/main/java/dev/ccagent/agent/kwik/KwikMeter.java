@@ -6,6 +6,7 @@ import dev.ccagent.cc.CcSnapshot;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.matcher.ElementMatcher;
+import tech.kwik.core.common.PnSpace;
 import tech.kwik.core.packet.PacketInfo;
 import tech.kwik.core.packet.QuicPacket;
 
@@ -50,7 +51,7 @@ public final class KwikMeter implements ConnectionMeter.Owner {
             if (!meter.bound()) {
                 bind();
             }
-            meter.sent(System.nanoTime(), packet.getSize());
+            meter.sent(System.nanoTime(), packet.getSize(), packet.getPnSpace() == PnSpace.App);
         } catch (RuntimeException ignored) {
             // measurement must never break the connection
         }

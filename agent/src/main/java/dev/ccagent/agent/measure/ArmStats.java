@@ -71,8 +71,13 @@ public final class ArmStats implements ArmMXBean {
     }
 
     static ObjectName objectName(String library, String arm, String algorithm) throws Exception {
-        return new ObjectName(DOMAIN + ":type=Arm,library=" + ObjectName.quote(library) + ",arm="
-                + ObjectName.quote(arm) + ",algorithm=" + ObjectName.quote(algorithm));
+        return new ObjectName(DOMAIN + ":type=Arm,library=" + value(library) + ",arm=" + value(arm) + ",algorithm="
+                + value(algorithm));
+    }
+
+    /** Plain when the value allows it (algorithm names do), so exporters see kwik, not "kwik". */
+    private static String value(String v) {
+        return v.matches("[A-Za-z0-9._-]+") ? v : ObjectName.quote(v);
     }
 
     private void register() {

@@ -61,6 +61,10 @@ public final class ConnectionMeter {
     private long inFlight;
     private long idleSince = -1;
     private long appLimited;
+    /** First application-data packet, last acknowledgement, idle time between them. */
+    private long firstDataSent = -1;
+    private long lastAcked = -1;
+    private long appLimitedInTransfer;
     private long lastActivity;
     private boolean lossSeen;
     private long sequence;
@@ -115,12 +119,24 @@ public final class ConnectionMeter {
     // ---------------------------------------------------------------- per packet / per ACK (no allocation)
 
     public synchronized void sent(long now, int bytes) {
+        sent(now, bytes, true);
+    }
+
+    /** {@code applicationData}: a 1-RTT packet (the transfer time starts with the first one). */
+    public synchronized void sent(long now, int bytes, boolean applicationData) {
         if (closed) {
             return;
         }
         if (inFlight == 0 && idleSince >= 0) {
-            appLimited += Math.max(0, now - idleSince);
+            long idle = Math.max(0, now - idleSince);
+            appLimited += idle;
+            if (firstDataSent >= 0 && idleSince - firstDataSent >= 0) {
+                appLimitedInTransfer += idle;
+            }
             idleSince = -1;
+        }
+        if (applicationData && firstDataSent < 0) {
+            firstDataSent = now;
         }
         bytesSent += bytes;
         packetsSent++;
@@ -143,6 +159,9 @@ public final class ConnectionMeter {
 
     /** One newly acknowledged packet of the current ACK frame (call {@link #ackDone} after the last). */
     public synchronized void acked(long packetNumber, long sentTime, int bytes) {
+        if (closed) {
+            return;
+        }
         bytesAcked += bytes;
         ackedNow += bytes;
         inFlight = Math.max(0, inFlight - bytes);
@@ -153,6 +172,9 @@ public final class ConnectionMeter {
 
     /** The current ACK frame's newly acknowledged packets are all reported. */
     public synchronized void ackDone(long now) {
+        if (closed) {
+            return;
+        }
         long at = ackTime != 0 ? Math.min(ackTime, now) : now;
         ArmStats a = arm;
         if (largestSent != Long.MIN_VALUE) {
@@ -166,8 +188,11 @@ public final class ConnectionMeter {
         if (a != null && ackedNow > 0) {
             a.acked(ackedNow);
         }
-        if (inFlight == 0 && idleSince < 0 && ackedNow > 0) {
-            idleSince = at;
+        if (ackedNow > 0) {
+            lastAcked = at;
+            if (inFlight == 0 && idleSince < 0) {
+                idleSince = at;
+            }
         }
         lastActivity = now;
         ackTime = 0;
@@ -177,6 +202,9 @@ public final class ConnectionMeter {
     }
 
     public synchronized void lost(int bytes) {
+        if (closed) {
+            return;
+        }
         bytesLost += bytes;
         packetsLost++;
         lossSeen = true;
@@ -185,6 +213,47 @@ public final class ConnectionMeter {
         if (a != null) {
             a.lost(bytes);
         }
+    }
+
+    /**
+     * A library that keeps its own counters (quiche inside Netty QUIC): its cumulative figures at one
+     * stats sample, and the RTT it reports then (one histogram sample per call). Acknowledged bytes are
+     * sent minus lost (quiche's path stats have no acknowledged count). The arm gets the increments.
+     */
+    public synchronized void sampled(long now, long sentBytes, long lostBytes, long sentPackets, long lostPackets,
+                                     long rttNanos) {
+        if (closed) {
+            return;
+        }
+        long ackedBytes = Math.max(0, sentBytes - lostBytes);
+        ArmStats a = arm;
+        if (a != null) {
+            a.bytesSent.add(Math.max(0, sentBytes - bytesSent));
+            a.packetsSent.add(Math.max(0, sentPackets - packetsSent));
+            a.bytesLost.add(Math.max(0, lostBytes - bytesLost));
+            a.packetsLost.add(Math.max(0, lostPackets - packetsLost));
+            a.bytesAcked.add(Math.max(0, ackedBytes - bytesAcked));
+        }
+        bytesSent = Math.max(bytesSent, sentBytes);
+        packetsSent = Math.max(packetsSent, sentPackets);
+        bytesLost = Math.max(bytesLost, lostBytes);
+        packetsLost = Math.max(packetsLost, lostPackets);
+        bytesAcked = Math.max(bytesAcked, ackedBytes);
+        lossSeen |= lostPackets > 0;
+        if (firstDataSent < 0 && sentPackets > 0) {
+            firstDataSent = now;
+        }
+        if (ackedBytes > 0) {
+            lastAcked = now;
+        }
+        if (rttNanos > 0) {
+            rtt.onSample(rttNanos, 0);
+            histogram.record(rttNanos);
+            if (a != null) {
+                a.rttSample(rttNanos);
+            }
+        }
+        lastActivity = now;
     }
 
     /** Packets that left flight without an outcome (a discarded packet-number space). */
@@ -286,6 +355,8 @@ public final class ConnectionMeter {
             long idle = inFlight == 0 && idleSince >= 0 && !"close".equals(trigger) ? Math.max(0, now - idleSince) : 0;
             s.appLimited = appLimited + idle;
             s.leftSlowStart = lossSeen || controllerLeft;
+            s.transferTime = firstDataSent >= 0 && lastAcked - firstDataSent > 0
+                    ? Math.max(0, lastAcked - firstDataSent - appLimitedInTransfer) : 0;
             s.armLabel = armLabel;
         }
         s.library = library;
@@ -320,6 +391,7 @@ public final class ConnectionMeter {
         long rttP50;
         long rttP95;
         long appLimited;
+        long transferTime;
         boolean leftSlowStart;
 
         void emit() {
@@ -352,6 +424,7 @@ public final class ConnectionMeter {
                 e.rttP50 = rttP50;
                 e.rttP95 = rttP95;
                 e.appLimitedTime = appLimited;
+                e.transferTime = transferTime;
                 e.leftSlowStart = leftSlowStart;
                 e.commit();
             } catch (Throwable ignored) {

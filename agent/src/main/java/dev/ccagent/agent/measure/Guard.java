@@ -35,6 +35,8 @@ public final class Guard {
     static final long MIN_PACKETS = 10;
     /** The loss criterion also needs an absolute difference of half a percentage point. */
     static final double MIN_LOSS_DIFFERENCE = 0.005;
+    /** The library whose split ({@code canary=}) the guard judges; Netty QUIC's {@code netty.canary} is not judged. */
+    static final String JUDGED = "kwik";
 
     private Guard() {
     }
@@ -115,7 +117,7 @@ public final class Guard {
             }
             arm.guardWindow.add(at, (double) bytesLost / bytesSent, rttP95Nanos / 1e6);
             AgentConfig config = AgentRuntime.config();
-            if (config == null || !config.canary().guard()) {
+            if (config == null || !config.canary().guard() || !JUDGED.equals(arm.getLibrary())) {
                 return;
             }
             evaluate(arm.getLibrary(), config, at);
@@ -127,6 +129,7 @@ public final class Guard {
     static void onAlarm(ArmStats arm, String what) {
         AgentConfig config = AgentRuntime.config();
         if (config == null || !config.canary().guard() || !config.canary().spin() || arm.isBaseline()
+                || !JUDGED.equals(arm.getLibrary())
                 || arm.isRolledBack()) {
             return;
         }

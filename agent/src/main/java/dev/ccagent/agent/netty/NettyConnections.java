@@ -92,6 +92,8 @@ public final class NettyConnections {
         private Method[] accessors;
         /** Send-loop counters (event-loop thread), read by the spin detector. */
         final SendTelemetry telemetry = new SendTelemetry("netty");
+        /** The same per-connection measurement as every arm gets (from quiche's path stats). */
+        final NettyMeter meter;
 
         public volatile long samples;
         public volatile long cwndBytes;
@@ -113,6 +115,7 @@ public final class NettyConnections {
             this.collect = quicChannel.getMethod("collectPathStats", int.class, Promise.class);
             telemetry.setConnectionId(selection.scidHex);
             telemetry.setRole(selection.side);
+            this.meter = new NettyMeter(selection);
         }
 
         public SendTelemetry telemetry() {
@@ -179,6 +182,7 @@ public final class NettyConnections {
             sentBytes = (Long) a[5].invoke(stats);
             lostBytes = (Long) a[6].invoke(stats);
             samples++;
+            meter.sampled(sentBytes, lostBytes, sentPackets, lostPackets, rttNanos);
             if (dev.ccagent.jfr.JfrSwitch.on) {
                 String algorithm = NettyHooks.runningAlgorithm(selection);
                 dev.ccagent.agent.jfr.CcJfr.externalState("netty", selection.scidHex, selection.arm.label(), algorithm,
@@ -199,6 +203,7 @@ public final class NettyConnections {
         }
 
         private void finish() {
+            meter.closed();
             synchronized (LIVE) {
                 LIVE.remove(this);
             }
