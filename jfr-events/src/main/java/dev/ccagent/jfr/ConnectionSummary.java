@@ -105,8 +105,8 @@ public final class ConnectionSummary extends jdk.jfr.Event {
     public long appLimitedTime;
 
     @Label("Transfer Time")
-    @Description("From the first application-data (1-RTT) packet sent to the last acknowledgement received, minus "
-            + "the application-limited time in between: bytesAcked / transferTime is the goodput the peer saw")
+    @Description("From the first application-data (1-RTT) packet sent to the last acknowledgement received (no "
+            + "handshake, no wait for the close): bytesAcked / transferTime is the goodput the peer saw")
     @Timespan(Timespan.NANOSECONDS)
     public long transferTime;
 

@@ -61,10 +61,9 @@ public final class ConnectionMeter {
     private long inFlight;
     private long idleSince = -1;
     private long appLimited;
-    /** First application-data packet, last acknowledgement, idle time between them. */
+    /** First application-data packet sent, last acknowledgement received. */
     private long firstDataSent = -1;
     private long lastAcked = -1;
-    private long appLimitedInTransfer;
     private long lastActivity;
     private boolean lossSeen;
     private long sequence;
@@ -128,11 +127,7 @@ public final class ConnectionMeter {
             return;
         }
         if (inFlight == 0 && idleSince >= 0) {
-            long idle = Math.max(0, now - idleSince);
-            appLimited += idle;
-            if (firstDataSent >= 0 && idleSince - firstDataSent >= 0) {
-                appLimitedInTransfer += idle;
-            }
+            appLimited += Math.max(0, now - idleSince);
             idleSince = -1;
         }
         if (applicationData && firstDataSent < 0) {
@@ -355,8 +350,7 @@ public final class ConnectionMeter {
             long idle = inFlight == 0 && idleSince >= 0 && !"close".equals(trigger) ? Math.max(0, now - idleSince) : 0;
             s.appLimited = appLimited + idle;
             s.leftSlowStart = lossSeen || controllerLeft;
-            s.transferTime = firstDataSent >= 0 && lastAcked - firstDataSent > 0
-                    ? Math.max(0, lastAcked - firstDataSent - appLimitedInTransfer) : 0;
+            s.transferTime = firstDataSent >= 0 && lastAcked - firstDataSent > 0 ? lastAcked - firstDataSent : 0;
             s.armLabel = armLabel;
         }
         s.library = library;
