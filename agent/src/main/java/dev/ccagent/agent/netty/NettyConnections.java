@@ -66,6 +66,8 @@ public final class NettyConnections {
         // the channel holds its connection (and telemetry): the send-path hooks find it in O(log n), and
         // the weak table keeps it exactly as long as the channel lives
         ((Channel) channel).attr(CONNECTION).set(c);
+        // the close summary as soon as the channel closes (the stats task may not run again before the JVM exits)
+        ((Channel) channel).closeFuture().addListener(f -> c.meter.closed());
         synchronized (LIVE) {
             if (!detectorSource) {
                 detectorSource = true;

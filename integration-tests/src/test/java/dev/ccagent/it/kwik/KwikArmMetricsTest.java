@@ -105,6 +105,7 @@ class KwikArmMetricsTest {
         Map<String, RecordedEvent> closeSummary = new HashMap<>();
         Map<String, String> assignedArm = new HashMap<>();
         int periodic = 0;
+        Map<String, Long> stockWindow = new HashMap<>(); // stock connections' CongestionState: largest window seen
         for (RecordedEvent e : events) {
             String type = e.getEventType().getName();
             if (type.equals("dev.ccagent.ConnectionSummary") && e.getString("role").equals("server")) {
@@ -114,6 +115,8 @@ class KwikArmMetricsTest {
                 } else if (e.getString("trigger").equals("periodic")) {
                     periodic++;
                 }
+            } else if (type.equals("dev.ccagent.CongestionState") && e.getString("algorithm").equals("stock")) {
+                stockWindow.merge(e.getString("connectionId"), e.getLong("congestionWindow"), Math::max);
             } else if (type.equals("dev.ccagent.AlgorithmAssigned") && e.getString("role").equals("server")) {
                 assignedArm.put(e.getString("connectionId"), e.getString("canaryArm") + ":" + e.getString("algorithm"));
             }
@@ -175,6 +178,9 @@ class KwikArmMetricsTest {
             lostPacketsAll += s.getLong("packetsLost");
             if (predicted[1].equals("stock")) {
                 lostPackets += s.getLong("packetsLost");
+                // kwik's own controller's window, from the periodic CongestionState of the stock arm
+                assertTrue(stockWindow.getOrDefault(id, 0L) > 0, id + ": no CongestionState with kwik's window; "
+                        + stockWindow);
             }
         }
         // goodput per arm: the server's acknowledged bytes over its transfer times against the clients' figures
