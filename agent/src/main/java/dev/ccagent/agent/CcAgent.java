@@ -93,6 +93,7 @@ public final class CcAgent {
 
     /** Stops assigning our algorithms to new connections and removes the instrumentation where the JVM allows. */
     public static synchronized void detach() {
+        dev.ccagent.agent.measure.Summaries.detach(); // a last summary of every live connection
         AgentRuntime.setConfig(null);
         if (transformer != null && instrumentation != null) {
             try {

@@ -104,6 +104,12 @@ public final class ConnectionSummary extends jdk.jfr.Event {
     @Timespan(Timespan.NANOSECONDS)
     public long appLimitedTime;
 
+    @Label("Transfer Time")
+    @Description("From the first application-data (1-RTT) packet sent to the last acknowledgement received (no "
+            + "handshake, no wait for the close): bytesAcked / transferTime is the goodput the peer saw")
+    @Timespan(Timespan.NANOSECONDS)
+    public long transferTime;
+
     @Label("Left Slow Start")
     @Description("The connection left slow start / STARTUP (moved enough bytes to measure the algorithm)")
     public boolean leftSlowStart;

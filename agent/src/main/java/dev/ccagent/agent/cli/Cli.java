@@ -288,6 +288,10 @@ public final class Cli implements Callable<Integer> {
         for (Map.Entry<String, Long> e : c.getConnectionCounts().entrySet()) {
             out.println("  " + e.getKey() + " " + e.getValue());
         }
+        out.println("arms:");
+        for (String a : c.getArms()) {
+            out.println("  " + a);
+        }
         String[] alarms = c.getAlarms();
         out.println("alarms:        " + (alarms.length == 0 ? "none" : ""));
         for (String a : alarms) {

@@ -60,6 +60,7 @@ public final class AgentArgs {
         k.put("profile-on-spin.every", "at most one capture per this interval, e.g. 10min (default 10min)");
         k.put("detect", "on|off: per-connection send-loop counters and the spin detector, also on stock connections (default on)");
         k.putAll(NettyConfig.KEYS);
+        k.putAll(CanaryConfig.KEYS);
         KEYS = java.util.Collections.unmodifiableMap(k);
     }
 
@@ -218,6 +219,7 @@ public final class AgentArgs {
         boolean detect = true;
         long[] saltKey = null;
         NettyConfig.Builder netty = new NettyConfig.Builder();
+        CanaryConfig.Builder canaryConfig = new CanaryConfig.Builder();
 
         for (Map.Entry<String, String> e : entries.entrySet()) {
             String key = e.getKey();
@@ -288,6 +290,8 @@ public final class AgentArgs {
                     default:
                         if (key.startsWith("netty.")) {
                             netty.accept(key, value);
+                        } else if (CanaryConfig.owns(key)) {
+                            canaryConfig.accept(key, value);
                         } else if (key.startsWith("opt.")) {
                             int dot = key.indexOf('.', 4);
                             if (dot < 0 || dot == key.length() - 1) {
@@ -334,7 +338,8 @@ public final class AgentArgs {
         return new Result(new AgentConfig(defaultArm, canaryArms, level, jfr, jfrMaxSize, jfrMaxAge, fixStall,
                 targets, profileDir, new LinkedHashMap<>(entries))
                 .withDetection(detect, profileDuration, profileEvery).withNetty(nettyConfig)
-                .withCanarySaltKey(saltKey), problems);
+                .withCanarySaltKey(saltKey)
+                .withCanary(canaryConfig.build(problems)), problems);
     }
 
     private static AgentConfig.Arm arm(String label, String algorithm, double pct, Map<String, CcOptions> validated) {

@@ -78,6 +78,7 @@ public final class AgentConfig {
     private long profileEveryNanos = 600_000_000_000L;
     private NettyConfig netty = NettyConfig.DEFAULT;
     private long[] canarySaltKey;
+    private CanaryConfig canary = CanaryConfig.DEFAULT;
 
     AgentConfig(Arm defaultArm, List<Arm> canaryArms, AgentLog.Level logLevel, Path jfrFile, long jfrMaxSizeBytes,
                 long jfrMaxAgeNanos, boolean fixKwikStreamStall, Set<String> targets, Path profileOnSpinDir,
@@ -109,6 +110,17 @@ public final class AgentConfig {
     /** The SipHash key derived from {@code canary.salt}, or null (unsalted arm assignment). */
     public long[] canarySaltKey() {
         return canarySaltKey;
+    }
+
+    /** Sets the measurement and guard part (only while building, before the config is published). */
+    AgentConfig withCanary(CanaryConfig canaryConfig) {
+        this.canary = canaryConfig;
+        return this;
+    }
+
+    /** {@code measure}, {@code summary.period} and the {@code guard.*} keys (see docs/canary.md). */
+    public CanaryConfig canary() {
+        return canary;
     }
 
     /** The {@code netty.*} keys: quiche's algorithms for Netty QUIC, pacing, path stats. */

@@ -101,6 +101,12 @@ public final class Control implements ControlMXBean {
     }
 
     @Override
+    public String[] getArms() {
+        return dev.ccagent.agent.measure.ArmStats.all().values().stream()
+                .map(dev.ccagent.agent.measure.ArmStats::describe).toArray(String[]::new);
+    }
+
+    @Override
     public boolean isActive() {
         return AgentRuntime.config() != null;
     }
@@ -151,6 +157,9 @@ public final class Control implements ControlMXBean {
                 throw new IllegalArgumentException(String.join("\n", result.problems()));
             }
             reconfigurer.apply(result.config(), "set");
+            if (given.entries().containsKey("canary") || given.entries().keySet().stream().anyMatch(k -> k.startsWith("guard"))) {
+                dev.ccagent.agent.measure.Guard.reEnableAll("set"); // an operator's canary or guard decision re-enables rolled-back arms
+            }
             return getConfiguration();
         }
     }
@@ -170,6 +179,6 @@ public final class Control implements ControlMXBean {
     /** For tests and the CLI: the attribute names in display order. */
     public static List<String> attributes() {
         return List.of("Active", "Configuration", "DefaultAlgorithm", "CanarySplit", "ConnectionCounts",
-                "Fallbacks", "Modules", "Alarms");
+                "Fallbacks", "Modules", "Alarms", "Arms");
     }
 }

@@ -29,6 +29,13 @@ public interface ControlMXBean {
     /** Spin, pacing and allocation alarms raised so far (newest last). */
     String[] getAlarms();
 
+    /**
+     * One line per canary arm seen so far (library, arm, algorithm, connections, bytes, loss, RTT,
+     * fallbacks, alarms, and ROLLED BACK with the guard's evidence); the figures are also per-arm
+     * MXBeans {@code dev.ccagent:type=Arm,...}.
+     */
+    String[] getArms();
+
     /** Whether new connections get our algorithms (false after detach). */
     boolean isActive();
 

@@ -48,6 +48,8 @@ public final class SendTelemetry {
     public volatile long senderThreadId;
     /** The sender thread (null until its first iteration). */
     public volatile Thread senderThread;
+    /** The connection's arm aggregates once known (spin alarms are counted there; see the guard). */
+    public volatile dev.ccagent.agent.measure.ArmStats arm;
 
     // --- receiver thread
     /** Packets received and processed. */

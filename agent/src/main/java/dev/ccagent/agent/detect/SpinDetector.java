@@ -243,6 +243,7 @@ public final class SpinDetector {
         if (ackOnly >= ACK_ONLY_MIN && ackOnlyRate >= ACK_ONLY_RATE && dInFlightBytes <= ACK_ELICITING_BYTES_MAX
                 && dRefusals > 0) {
             detections++;
+            armAlarm(t, "ACK-only send loop");
             if (JfrSwitch.on) {
                 AckOnlySendLoop e = new AckOnlySendLoop();
                 if (e.shouldCommit()) {
@@ -273,6 +274,7 @@ public final class SpinDetector {
         double pastRate = dPast / seconds;
         if (pastRate >= PAST_RATE || emptyRate >= EMPTY_RATE) {
             detections++;
+            armAlarm(t, "send-loop spin");
             if (JfrSwitch.on) {
                 SendLoopSpin e = new SendLoopSpin();
                 if (e.shouldCommit()) {
@@ -299,6 +301,14 @@ public final class SpinDetector {
 
         allocation(t, id, "sender", t.senderThreadId, dSenderAlloc, dDatagrams, window, now);
         allocation(t, id, "receiver", t.receiverThreadId, dReceiverAlloc, dReceived, window, now);
+    }
+
+    /** Counts a spin alarm on the connection's arm (the guard may roll a canary arm back). */
+    private static void armAlarm(SendTelemetry t, String what) {
+        dev.ccagent.agent.measure.ArmStats arm = t.arm;
+        if (arm != null) {
+            arm.alarm(what);
+        }
     }
 
     private void allocation(SendTelemetry t, String id, String path, long threadId, long allocated, long packets,

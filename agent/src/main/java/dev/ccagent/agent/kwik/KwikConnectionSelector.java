@@ -2,6 +2,7 @@ package dev.ccagent.agent.kwik;
 
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.measure.Guard;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.agent.select.AlgorithmSelector;
 import dev.ccagent.agent.select.ControllerFactory;
@@ -51,7 +52,9 @@ final class KwikConnectionSelector {
     }
 
     Choice choose(byte[] connectionId, int maxPacketSize) {
-        AgentConfig.Arm arm = AlgorithmSelector.select(config, AlgorithmSelector.hash(config, connectionId));
+        // the guard sends a rolled-back canary arm's share to the default arm
+        AgentConfig.Arm arm = Guard.redirect("kwik", config,
+                AlgorithmSelector.select(config, AlgorithmSelector.hash(config, connectionId)));
         CongestionController cc = ControllerFactory.create(arm, maxPacketSize, KWIK_QUANTUM_RATIO);
         AgentRuntime.countConnection("kwik", arm);
         KwikTelemetry.assigned(role, connectionId, arm);

@@ -55,6 +55,8 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private final long wallToMonoOffset;
     /** Send-path counters for the spin detector and JFR (kept for stock connections too). */
     private final SendTelemetry telemetry = new SendTelemetry("kwik");
+    /** The same measurement for every arm (ConnectionSummary, per-arm aggregates, guard); never throws. */
+    private final KwikMeter meter = new KwikMeter(this);
 
     /** kwik's own controller: the fallback, and the whole behaviour for a stock arm. */
     private CongestionController stock;
@@ -106,6 +108,10 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
         return telemetry;
     }
 
+    public KwikMeter meter() {
+        return meter;
+    }
+
     /** The algorithm in charge: ours, or {@code stock} (an arm that keeps kwik's, or a fallback). */
     public synchronized String algorithm() {
         return delegate != null ? AgentConfig.STOCK : cc != null ? cc.algorithm() : "unassigned";
@@ -137,6 +143,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     /** The receiver thread is about to process an ACK frame received at {@code timeReceived}. */
     public void onAckFrame(Instant timeReceived, long largestAcknowledged, int ackDelayMillis) {
+        meter.ackFrame(timeReceived, largestAcknowledged, ackDelayMillis);
         if (delegate != null) {
             return;
         }
@@ -155,6 +162,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void registerInFlight(QuicPacket packet) {
+        meter.sent(packet);
         CongestionController d = delegate;
         if (d == null) {
             long inFlight;
@@ -207,6 +215,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void registerAcked(List<? extends PacketInfo> acked) {
+        meter.acked(acked);
         CongestionController d = delegate;
         if (d == null) {
             long inFlight;
@@ -271,6 +280,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void registerLost(List<? extends PacketInfo> lost) {
+        meter.lost(lost);
         CongestionController d = delegate;
         if (d == null) {
             long inFlight;
@@ -320,6 +330,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void discard(List<? extends PacketInfo> discarded) {
+        meter.discarded(discarded);
         CongestionController d = delegate;
         if (d == null) {
             long inFlight;
@@ -413,6 +424,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void reset() {
+        meter.reset();
         CongestionController d = delegate;
         if (d == null) {
             synchronized (this) {

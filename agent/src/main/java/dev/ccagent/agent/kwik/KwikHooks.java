@@ -29,7 +29,8 @@ public final class KwikHooks {
         KwikControllerAdapter adapter = null;
         try {
             AgentConfig config = AgentRuntime.config();
-            boolean observe = config != null && config.detect(); // counters for the detector/JFR, stock arms too
+            // counters for the detector/JFR and the per-connection measurement, stock arms too
+            boolean observe = config != null && (config.detect() || config.canary().measure());
             if (config == null || !(config.injectsAnything() || observe)
                     || !(sender instanceof CongestionControlEventListener)) {
                 return;

@@ -179,6 +179,7 @@ public final class KwikModule extends TargetModule {
                 .transform(new AgentBuilder.Transformer.ForAdvice()
                         .include(ours)
                         .advice(named("onAckReceived").and(takesArguments(2)), AckReceivedAdvice.class.getName()));
+        b = KwikMeter.extend(b, loaderCheck); // SenderImpl.stop(): the connection's final summary
         if (config.detect()) {
             b = KwikTelemetry.extend(b, loaderCheck); // send-loop counters for the spin detector
         }

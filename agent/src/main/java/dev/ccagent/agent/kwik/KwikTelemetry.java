@@ -169,6 +169,7 @@ public final class KwikTelemetry {
     /** Our controller failed and kwik's took over. */
     static void fellBack(KwikControllerAdapter adapter, String where, Throwable cause) {
         SendTelemetry t = adapter.telemetry();
+        adapter.meter().meter().fellBack();
         CcJfr.algorithmAssigned("kwik", t.connectionId(), t.role(), adapter.arm(),
                 "fallback to stock after an error in " + where + ": " + cause);
     }

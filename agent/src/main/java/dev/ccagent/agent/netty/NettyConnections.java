@@ -66,6 +66,8 @@ public final class NettyConnections {
         // the channel holds its connection (and telemetry): the send-path hooks find it in O(log n), and
         // the weak table keeps it exactly as long as the channel lives
         ((Channel) channel).attr(CONNECTION).set(c);
+        // the close summary as soon as the channel closes (the stats task may not run again before the JVM exits)
+        ((Channel) channel).closeFuture().addListener(f -> c.meter.closed());
         synchronized (LIVE) {
             if (!detectorSource) {
                 detectorSource = true;
@@ -118,6 +120,8 @@ public final class NettyConnections {
         private Method[] accessors;
         /** Send-loop counters (event-loop thread), read by the spin detector. */
         final SendTelemetry telemetry = new SendTelemetry("netty");
+        /** The same per-connection measurement as every arm gets (from quiche's path stats). */
+        final NettyMeter meter;
 
         public volatile long samples;
         public volatile long cwndBytes;
@@ -139,6 +143,7 @@ public final class NettyConnections {
             this.collect = quicChannel.getMethod("collectPathStats", int.class, Promise.class);
             telemetry.setConnectionId(selection.scidHex);
             telemetry.setRole(selection.side);
+            this.meter = new NettyMeter(selection);
         }
 
         public SendTelemetry telemetry() {
@@ -205,6 +210,7 @@ public final class NettyConnections {
             sentBytes = (Long) a[5].invoke(stats);
             lostBytes = (Long) a[6].invoke(stats);
             samples++;
+            meter.sampled(sentBytes, lostBytes, sentPackets, lostPackets, rttNanos);
             if (dev.ccagent.jfr.JfrSwitch.on) {
                 String algorithm = NettyHooks.runningAlgorithm(selection);
                 dev.ccagent.agent.jfr.CcJfr.externalState("netty", selection.scidHex, selection.arm.label(), algorithm,
@@ -225,6 +231,7 @@ public final class NettyConnections {
         }
 
         private void finish() {
+            meter.closed();
             synchronized (LIVE) {
                 LIVE.remove(this);
             }

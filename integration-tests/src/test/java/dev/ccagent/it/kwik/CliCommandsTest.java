@@ -132,6 +132,9 @@ class CliCommandsTest {
             assertTrue(st.out().contains("kwik default:newreno 1"), st.out());
             assertTrue(st.out().contains("kwik canary:reno-hbdp 1"), st.out());
             assertTrue(st.out().contains("canary:        reno-hbdp:100%"), st.out());
+            // per-arm measurement (the Arm MXBeans through the Control MXBean's Arms)
+            assertTrue(st.out().contains("kwik canary:reno-hbdp connections 1 "), st.out());
+            assertTrue(st.out().contains("kwik default:newreno connections 1 "), st.out());
 
             Cli detach = cli(dir, "detach", "detach", pid);
             assertEquals(0, detach.exit(), detach.all());

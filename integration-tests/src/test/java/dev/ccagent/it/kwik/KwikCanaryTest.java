@@ -3,6 +3,10 @@ package dev.ccagent.it.kwik;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -10,6 +14,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.stream.Collectors;
@@ -19,8 +24,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code canary=cubic:30%} over 30 real connections: every connection's arm is the one
- * {@code AlgorithmSelector} (loaded from the agent jar) predicts from its connection id, the observed split lies within 3σ of
- * the binomial expectation, and every transfer is intact.
+ * {@code AlgorithmSelector} (loaded from the agent jar) predicts from its connection id, in the agent's
+ * log and in the recording (AlgorithmAssigned and the close ConnectionSummary, read with the JDK's
+ * parser); the per-arm counts of the recording equal the predicted counts exactly; every transfer is intact.
  */
 class KwikCanaryTest {
 
@@ -31,32 +37,61 @@ class KwikCanaryTest {
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void splitFollowsTheConnectionIdHash() throws Exception {
         Path dir = KwikIt.workDir("canary");
-        try (KwikIt.Server server = KwikIt.startServer(dir, "server", ARGS)) {
-            KwikIt.ClientRun run = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(180),
+        Path rec = dir.resolve("server.jfr").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        KwikIt.ClientRun run;
+        String serverErr;
+        try (KwikIt.Server server = KwikIt.startServer(dir, "server", ARGS + ";jfr=" + rec)) {
+            run = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(180),
                     "--port", Integer.toString(server.port), "--mode", "down", "--bytes", "300000",
                     "--connections", Integer.toString(CONNECTIONS), "--parallel", "3", "--seed", "100");
             assertTrue(run.allOk(CONNECTIONS), "transfers not all intact:\n" + run.describe + server.jvm.describe());
-
-            Set<String> clientIds = run.results.stream().map(m -> m.group(2)).collect(Collectors.toSet());
-            assertEquals(CONNECTIONS, clientIds.size(), "distinct connection ids");
-            List<Matcher> lines = KwikIt.connectionLines(server.jvm.stderr());
-            assertEquals(CONNECTIONS, lines.size(), "one line per connection:\n" + server.jvm.stderr());
-            Map<String, Integer> perAlgorithm = new HashMap<>();
-            for (Matcher l : lines) {
-                String id = l.group(2);
-                assertTrue(clientIds.contains(id), "server line for an id no client used: " + l.group());
-                String[] predicted = AgentJar.predictArm(ARGS, HexFormat.of().parseHex(id));
-                assertEquals(predicted[0], l.group(3), "arm of " + id);
-                assertEquals(predicted[1], l.group(4), "algorithm of " + id);
-                perAlgorithm.merge(l.group(4), 1, Integer::sum);
-            }
-            int canary = perAlgorithm.getOrDefault("cubic", 0);
-            assertEquals(CONNECTIONS, canary + perAlgorithm.getOrDefault("newreno", 0), perAlgorithm.toString());
-            double mean = CONNECTIONS * 0.3;
-            double sigma = Math.sqrt(CONNECTIONS * 0.3 * 0.7);
-            System.out.printf("[it] canary: %d of %d connections on cubic (expected %.1f ± %.1f)%n", canary, CONNECTIONS,
-                    mean, sigma);
-            assertTrue(Math.abs(canary - mean) <= 3 * sigma, "split " + perAlgorithm + " outside 3 sigma of 30%");
+            server.jvm.closeStdin();
+            assertEquals(0, server.jvm.waitFor(Duration.ofSeconds(60)), server.jvm.describe());
+            serverErr = server.jvm.stderr();
         }
+
+        Set<String> clientIds = run.results.stream().map(m -> m.group(2)).collect(Collectors.toSet());
+        assertEquals(CONNECTIONS, clientIds.size(), "distinct connection ids");
+        List<Matcher> lines = KwikIt.connectionLines(serverErr);
+        assertEquals(CONNECTIONS, lines.size(), "one line per connection:\n" + serverErr);
+        Map<String, Integer> predictedCounts = new TreeMap<>();
+        Map<String, String> predictedArm = new HashMap<>();
+        for (Matcher l : lines) {
+            String id = l.group(2);
+            assertTrue(clientIds.contains(id), "server line for an id no client used: " + l.group());
+            String[] predicted = AgentJar.predictArm(ARGS, HexFormat.of().parseHex(id));
+            assertEquals(predicted[0], l.group(3), "arm of " + id);
+            assertEquals(predicted[1], l.group(4), "algorithm of " + id);
+            predictedArm.put(id, predicted[0] + ":" + predicted[1]);
+            predictedCounts.merge(predicted[0] + ":" + predicted[1], 1, Integer::sum);
+        }
+
+        // the recording of the same run: one assignment and one close summary per connection, on the predicted arm
+        Map<String, Integer> assignedCounts = new TreeMap<>();
+        Map<String, Integer> summaryCounts = new TreeMap<>();
+        for (RecordedEvent e : RecordingFile.readAllEvents(rec)) {
+            String type = e.getEventType().getName();
+            boolean assigned = type.equals("dev.ccagent.AlgorithmAssigned");
+            boolean closed = type.equals("dev.ccagent.ConnectionSummary") && e.getString("trigger").equals("close");
+            if ((assigned || closed) && e.getString("role").equals("server")) {
+                String id = e.getString("connectionId");
+                String arm = e.getString("canaryArm") + ":" + e.getString("algorithm");
+                assertEquals(predictedArm.get(id), arm, type + " of " + id);
+                (assigned ? assignedCounts : summaryCounts).merge(arm, 1, Integer::sum);
+                if (closed) {
+                    // payload plus QUIC overhead, less what the peer never acknowledged before closing
+                    assertTrue(e.getLong("bytesAcked") >= 270_000 && e.getLong("bytesAcked") <= 330_000,
+                            id + ": acked " + e.getLong("bytesAcked") + " for a 300000-byte download");
+                    assertEquals("ccagent", e.getString("controller"), id);
+                }
+            }
+        }
+        System.out.printf("[it] canary: predicted %s, recorded assignments %s, close summaries %s%n", predictedCounts,
+                assignedCounts, summaryCounts);
+        assertEquals(predictedCounts, assignedCounts, "AlgorithmAssigned per arm");
+        assertEquals(predictedCounts, summaryCounts, "close ConnectionSummary per arm");
+        assertTrue(predictedCounts.containsKey("canary:cubic") && predictedCounts.containsKey("default:newreno"),
+                "both arms need connections for this test to mean anything: " + predictedCounts);
     }
 }

@@ -15,6 +15,7 @@ import java.util.HexFormat;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -80,6 +81,7 @@ class NettyQuicAgentTest {
         List<String> conns = serverConnections(r);
         assertEquals(n, conns.size(), r.tail());
         int bbr = 0;
+        int predictedBbr = 0;
         for (String line : conns) {
             Matcher m = CONNECTION.matcher(line);
             assertTrue(m.find(), line);
@@ -89,13 +91,17 @@ class NettyQuicAgentTest {
             assertEquals(predicted.label() + ":" + predicted.algorithm(), m.group(2) + ":" + m.group(3), line);
             String expected = predicted.isStock() ? "app" : predicted.algorithm();
             assertEquals(expected, m.group(4), line);
+            if (expected.equals("bbr")) {
+                predictedBbr++;
+            }
             if (m.group(4).equals("bbr")) {
                 bbr++;
                 assertEquals("4", m.group(5), line);
             }
         }
-        // 30 % of 24 is 7.2; random ids: anything from 1 to 16 is within ~4 sigma
-        assertTrue(bbr >= 1 && bbr <= 16, "bbr connections: " + bbr + " of " + n);
+        // the split is the selector's, connection by connection: the counts are exact, not a binomial bound
+        assertEquals(predictedBbr, bbr, "bbr connections of " + n);
+        assertTrue(bbr > 0 && bbr < n, "both arms need connections for this test to mean anything: " + bbr + " of " + n);
     }
 
     @Test
@@ -185,6 +191,23 @@ class NettyQuicAgentTest {
             sawLoadedWindow |= cwnd > 20 * 1350L && e.getLong("bandwidthEstimate") > 0;
         }
         assertTrue(sawLoadedWindow, "a window beyond the initial one and a delivery rate: " + server);
+        // every connection measured the same way (quiche's path stats): a close ConnectionSummary per server connection
+        Map<String, RecordedEvent> closeSummaries = new java.util.HashMap<>();
+        for (RecordedEvent e : report.events("dev.ccagent.ConnectionSummary")) {
+            if (e.getString("trigger").equals("close") && serverIds.contains(e.getString("connectionId"))) {
+                assertTrue(closeSummaries.put(e.getString("connectionId"), e) == null, "two close summaries: " + e);
+            }
+        }
+        assertEquals(serverIds, closeSummaries.keySet(), "close summaries of the server connections");
+        for (RecordedEvent e : closeSummaries.values()) {
+            assertEquals("netty", e.getString("library"), e.toString());
+            assertEquals("ccagent", e.getString("controller"), e.toString());
+            String algorithm = e.getString("algorithm");
+            assertTrue(algorithm.equals("cubic") || algorithm.equals("bbr2_gcongestion"), e.toString());
+            // the last 200 ms sample before the close: most of the 6 MiB, never more than sent
+            assertTrue(e.getLong("bytesSent") > 3_000_000 && e.getLong("bytesAcked") <= e.getLong("bytesSent"), e.toString());
+            assertTrue(e.getLong("rttSamples") > 0 && e.getLong("rttP50") >= 1_000_000L, e.toString());
+        }
         // send-path allocation per datagram on the event-loop thread, per detector window
         List<RecordedEvent> alloc = report.events("dev.ccagent.SendPathAllocation").stream()
                 .filter(e -> "netty".equals(e.getString("library")) && serverIds.contains(e.getString("connectionId")))

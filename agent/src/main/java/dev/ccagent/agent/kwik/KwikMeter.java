@@ -1,0 +1,188 @@
+package dev.ccagent.agent.kwik;
+
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.measure.ConnectionMeter;
+import dev.ccagent.cc.CcSnapshot;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.matcher.ElementMatcher;
+import tech.kwik.core.common.PnSpace;
+import tech.kwik.core.packet.PacketInfo;
+import tech.kwik.core.packet.QuicPacket;
+
+import java.time.Instant;
+import java.util.List;
+
+import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+
+/**
+ * The kwik side of a connection's {@link ConnectionMeter}: {@link KwikControllerAdapter} hands it
+ * every call kwik makes, before our controller or kwik's own sees it, so every arm is measured by
+ * the same code. kwik's {@link Instant}s become {@link System#nanoTime()} with an offset taken when
+ * the connection starts, clamped to now (as the adapter does).
+ *
+ * <p>The connection's end: kwik 0.10.x calls {@code SenderImpl.stop()} on every close path (idle
+ * timeout, local close, peer close, draining, abort; see {@code QuicConnectionImpl}), so advice on its
+ * exit writes the final summary.
+ */
+public final class KwikMeter implements ConnectionMeter.Owner {
+
+    private final KwikControllerAdapter adapter;
+    private final ConnectionMeter meter;
+    private final long wallToMonoOffset;
+    private final CcSnapshot scratch = new CcSnapshot();
+
+    KwikMeter(KwikControllerAdapter adapter) {
+        this.adapter = adapter;
+        Instant wall = Instant.now();
+        this.wallToMonoOffset = wall.getEpochSecond() * 1_000_000_000L + wall.getNano() - System.nanoTime();
+        this.meter = new ConnectionMeter("kwik", this);
+    }
+
+    public ConnectionMeter meter() {
+        return meter;
+    }
+
+    // ---------------------------------------------------------------- from the adapter (hot: no allocation)
+
+    void sent(QuicPacket packet) {
+        try {
+            if (!meter.bound()) {
+                bind();
+            }
+            meter.sent(System.nanoTime(), packet.getSize(), packet.getPnSpace() == PnSpace.App);
+        } catch (Throwable ignored) {
+            // measurement must never break the connection
+        }
+    }
+
+    void ackFrame(Instant timeReceived, long largestAcknowledged, int ackDelayMillis) {
+        try {
+            long now = System.nanoTime();
+            long at = timeReceived != null ? Math.min(now, toMono(timeReceived)) : now;
+            meter.ackFrame(at, largestAcknowledged, Math.max(0, ackDelayMillis) * 1_000_000L);
+        } catch (Throwable ignored) {
+            // measurement must never break the connection
+        }
+    }
+
+    void acked(List<? extends PacketInfo> acked) {
+        try {
+            long now = System.nanoTime();
+            for (int i = 0, n = acked.size(); i < n; i++) {
+                PacketInfo info = acked.get(i);
+                QuicPacket p = info.packet();
+                meter.acked(KwikReflection.packetNumber(p), Math.min(now, toMono(info.timeSent())), p.getSize());
+            }
+            meter.ackDone(now);
+        } catch (Throwable ignored) {
+            // measurement must never break the connection
+        }
+    }
+
+    void lost(List<? extends PacketInfo> lost) {
+        try {
+            for (int i = 0, n = lost.size(); i < n; i++) {
+                meter.lost(lost.get(i).packet().getSize());
+            }
+        } catch (Throwable ignored) {
+            // measurement must never break the connection
+        }
+    }
+
+    void discarded(List<? extends PacketInfo> discarded) {
+        try {
+            for (int i = 0, n = discarded.size(); i < n; i++) {
+                meter.discarded(discarded.get(i).packet().getSize());
+            }
+        } catch (Throwable ignored) {
+            // measurement must never break the connection
+        }
+    }
+
+    void reset() {
+        meter.resetFlight();
+    }
+
+    private void bind() {
+        AgentConfig.Arm arm = adapter.arm();
+        if (arm != null) {
+            meter.bind("kwik", arm.label(), arm.algorithm());
+            adapter.telemetry().arm = meter.arm();
+        }
+    }
+
+    private long toMono(Instant wall) {
+        return wall.getEpochSecond() * 1_000_000_000L + wall.getNano() - wallToMonoOffset;
+    }
+
+    // ---------------------------------------------------------------- ConnectionMeter.Owner (per summary)
+
+    @Override
+    public String connectionId() {
+        String id = adapter.telemetry().connectionId();
+        return id != null ? id : "";
+    }
+
+    @Override
+    public String role() {
+        String r = adapter.telemetry().role();
+        return r != null ? r : "";
+    }
+
+    @Override
+    public String algorithm() {
+        return adapter.algorithm();
+    }
+
+    @Override
+    public String controller() {
+        AgentConfig.Arm arm = adapter.arm();
+        if (arm == null || arm.isStock()) {
+            return AgentConfig.STOCK;
+        }
+        return AgentConfig.STOCK.equals(adapter.algorithm()) ? "fallback" : "ccagent";
+    }
+
+    @Override
+    public boolean controllerLeftSlowStart() {
+        synchronized (scratch) {
+            CcSnapshot s = adapter.snapshot(scratch);
+            return s != null && s.mode != null && !s.mode.isStartup();
+        }
+    }
+
+    // ---------------------------------------------------------------- the close hook
+
+    static AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+        ClassLoader ours = KwikMeter.class.getClassLoader();
+        return builder
+                .type(KwikModule.typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
+                .transform(new AgentBuilder.Transformer.ForAdvice()
+                        .include(ours)
+                        .advice(named("stop").and(takesArguments(0)), StopAdvice.class.getName()));
+    }
+
+    /** Inlined at the end of {@code SenderImpl.stop()}. */
+    public static final class StopAdvice {
+        private StopAdvice() {
+        }
+
+        @Advice.OnMethodExit(suppress = Throwable.class, onThrowable = Throwable.class)
+        static void exit(@Advice.FieldValue("congestionController") Object cc) {
+            KwikMeter.senderStopped(cc);
+        }
+    }
+
+    /** The connection closed (any path): its final summary. */
+    public static void senderStopped(Object cc) {
+        if (cc instanceof KwikControllerAdapter) {
+            try {
+                ((KwikControllerAdapter) cc).meter().meter().close();
+            } catch (Throwable ignored) {
+                // never break kwik's close
+            }
+        }
+    }
+}

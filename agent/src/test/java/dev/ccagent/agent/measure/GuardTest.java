@@ -1,0 +1,95 @@
+package dev.ccagent.agent.measure;
+
+import dev.ccagent.agent.config.AgentArgs;
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.runtime.AgentRuntime;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import javax.management.ObjectName;
+import java.lang.management.ManagementFactory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The guard's decisions on synthetic closed connections (the end-to-end case is KwikGuardTest). */
+class GuardTest {
+
+    @AfterEach
+    void detach() {
+        AgentRuntime.setConfig(null);
+        Guard.reEnableAll("test");
+    }
+
+    private static AgentConfig config(String args) {
+        AgentArgs.Result r = AgentArgs.parse(args);
+        assertTrue(r.ok(), r.problems().toString());
+        AgentRuntime.setConfig(r.config());
+        return r.config();
+    }
+
+    @Test
+    void lossyCanaryIsRolledBackAndSetReEnablesIt() throws Exception {
+        AgentConfig config = config("cc=stock;canary=cubic:50%;guard=on;guard.min-connections=6;guard.window=60s");
+        ArmStats base = ArmStats.of("kwik", "default", "stock");
+        ArmStats canary = ArmStats.of("kwik", "canary", "cubic");
+        long now = System.nanoTime();
+        for (int i = 0; i < 6; i++) {
+            Guard.onClosed(base, 1_000_000, 1_000 * i, 800, 50_000_000L + i, now);
+            assertFalse(canary.isRolledBack(), "judged before the canary has min-connections");
+            Guard.onClosed(canary, 1_000_000, 100_000 + 1_000 * i, 800, 50_000_000L + i, now);
+        }
+        assertTrue(canary.isRolledBack(), "rolled back");
+        assertFalse(base.isRolledBack(), "the baseline is never rolled back");
+        assertTrue(canary.getRollbackEvidence().contains("loss ratio") && canary.getRollbackEvidence().contains("Mann-Whitney"),
+                canary.getRollbackEvidence());
+        AgentConfig.Arm canaryArm = config.canaryArms().get(0);
+        assertSame(config.defaultArm(), Guard.redirect("kwik", config, canaryArm), "new connections go to the default arm");
+        assertSame(config.defaultArm(), Guard.redirect("kwik", config, config.defaultArm()));
+        // the MXBean shows it
+        Object rolled = ManagementFactory.getPlatformMBeanServer().getAttribute(
+                new ObjectName("dev.ccagent:type=Arm,library=kwik,arm=canary,algorithm=cubic"), "RolledBack");
+        assertEquals(Boolean.TRUE, rolled);
+        Guard.reEnableAll("set");
+        assertFalse(canary.isRolledBack());
+        assertSame(canaryArm, Guard.redirect("kwik", config, canaryArm));
+    }
+
+    @Test
+    void equalArmsAndSlowerRttBelowThresholdAreNotRolledBack() {
+        config("cc=stock;canary=bbr3:50%;guard=on;guard.min-connections=6;guard.rtt-p95-increase=50%");
+        ArmStats base = ArmStats.of("kwik", "default", "stock");
+        ArmStats canary = ArmStats.of("kwik", "canary", "bbr3");
+        long now = System.nanoTime();
+        for (int i = 0; i < 20; i++) {
+            Guard.onClosed(base, 1_000_000, 10_000 + 100 * i, 800, 50_000_000L + 1_000_000L * i, now);
+            // same loss, RTT p95 30% higher: below the 50% threshold
+            Guard.onClosed(canary, 1_000_000, 10_000 + 100 * i, 800, 65_000_000L + 1_300_000L * i, now);
+        }
+        assertFalse(canary.isRolledBack(), canary.getRollbackEvidence());
+        // RTT p95 twice the baseline's: rolled back on RTT
+        for (int i = 0; i < 20; i++) {
+            Guard.onClosed(canary, 1_000_000, 10_000 + 100 * i, 800, 150_000_000L + 1_000_000L * i, now);
+        }
+        assertTrue(canary.isRolledBack());
+        assertTrue(canary.getRollbackEvidence().contains("rtt p95"), canary.getRollbackEvidence());
+    }
+
+    @Test
+    void guardOffOnlyCounts() {
+        config("cc=stock;canary=newreno:50%;guard.min-connections=5");
+        ArmStats base = ArmStats.of("kwik", "default", "stock");
+        ArmStats canary = ArmStats.of("kwik", "canary", "newreno");
+        long now = System.nanoTime();
+        for (int i = 0; i < 10; i++) {
+            Guard.onClosed(base, 1_000_000, 0, 800, 50_000_000L, now);
+            Guard.onClosed(canary, 1_000_000, 500_000, 800, 500_000_000L, now);
+        }
+        assertFalse(canary.isRolledBack(), "guard is off by default");
+        canary.alarm("send-loop spin");
+        assertFalse(canary.isRolledBack());
+        assertEquals(1, canary.getAlarms());
+    }
+}

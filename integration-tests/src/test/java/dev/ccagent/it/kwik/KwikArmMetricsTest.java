@@ -1,0 +1,291 @@
+package dev.ccagent.it.kwik;
+
+import dev.ccagent.it.ForkedJvm;
+import dev.ccagent.it.emulator.LinkEmulator;
+import dev.ccagent.it.emulator.LinkProfile;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Every arm measured the same way, checked from outside: a kwik server with
+ * {@code cc=stock;canary=bbr1:50%} behind the link emulator (20 Mbit/s, 50 ms, 1% loss), the standard
+ * Prometheus JMX exporter as a second {@code -javaagent}, and clients downloading through the emulator.
+ * <ul>
+ *   <li>each connection's close {@code ConnectionSummary} (read with the JDK's recording parser) agrees
+ *       with what its client measured: bytes within 10%, goodput over the time the server had data in
+ *       flight within 10%, RTT at least the emulator's 50 ms; the stock arm's figures are non-zero;</li>
+ *   <li>lost packets agree with the emulator's drops in the server → client direction;</li>
+ *   <li>every connection's arm is the selector's prediction from its id;</li>
+ *   <li>the exporter's per-arm series exist and equal the recording's per-arm sums.</li>
+ * </ul>
+ */
+class KwikArmMetricsTest {
+
+    static final int CONNECTIONS = 8;
+    static final long BYTES = 1_000_000;
+    static final long RTT_NANOS = 50_000_000L;
+    static final Pattern SERIES = Pattern.compile(
+            "^(ccagent_arm_\\w+?)(?:_total)?\\{([^}]*)}\\s+([-+0-9.eE]+|NaN)\\s*$");
+
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void everyArmMeasuredAlikeAndExported() throws Exception {
+        Path dir = KwikIt.workDir("arm-metrics");
+        Path rec = dir.resolve("server.jfr").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        String args = "cc=stock;canary=bbr1:50%;fix.kwik-stream-stall=on;summary.period=2s;jfr=" + rec;
+        Path exporter = exporterJar();
+        Path config = dir.resolve("ccagent.yml");
+        try (InputStream in = KwikArmMetricsTest.class.getResourceAsStream("/prometheus/ccagent.yml")) {
+            assertNotNull(in, "prometheus/ccagent.yml not on the test class path");
+            Files.copy(in, config, StandardCopyOption.REPLACE_EXISTING);
+        }
+        int metricsPort = freePort();
+        ForkedJvm jvm = ForkedJvm.builder("server", KwikBulkServer.class.getName())
+                .classPath(KwikIt.appClassPath())
+                .dir(dir)
+                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
+                .javaagent(KwikIt.agentJar(), args)
+                .javaagent(exporter, "127.0.0.1:" + metricsPort + ":" + config.toAbsolutePath())
+                .args("--keystore", KwikIt.keyStore().toString())
+                .start();
+        Map<String, Double> scraped;
+        Map<String, Long> drops;
+        KwikIt.ClientRun run;
+        try (KwikIt.Server server = KwikIt.awaitPort(jvm)) {
+            LinkProfile down = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).loss(0.01)
+                    .bufferBdp(1, RTT_NANOS).build();
+            LinkProfile up = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).build();
+            try (LinkEmulator emulator = LinkEmulator.start(new InetSocketAddress("127.0.0.1", server.port), up, down, 7)) {
+                run = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(150),
+                        "--port", Integer.toString(emulator.port()), "--mode", "down", "--bytes", Long.toString(BYTES),
+                        "--connections", Integer.toString(CONNECTIONS), "--parallel", "2", "--seed", "300",
+                        // one download straight from the server first: JIT-compiles both ends (not measured)
+                        "--warmup-port", Integer.toString(server.port), "--warmup-bytes", "2000000");
+                drops = emulator.toClientStats();
+            }
+            assertTrue(run.allOk(CONNECTIONS), "transfers not all intact:\n" + run.describe + server.jvm.describe());
+            scraped = scrapeWhenClosed(metricsPort, server.jvm);
+            server.jvm.closeStdin();
+            assertEquals(0, server.jvm.waitFor(Duration.ofSeconds(60)), server.jvm.describe());
+        }
+        assertTrue(Files.size(rec) > 0, "no recording at " + rec);
+
+        // the recording, read with the JDK's parser
+        List<RecordedEvent> events = RecordingFile.readAllEvents(rec);
+        Map<String, RecordedEvent> closeSummary = new HashMap<>();
+        Map<String, String> assignedArm = new HashMap<>();
+        int periodic = 0;
+        Map<String, Long> stockWindow = new HashMap<>(); // stock connections' CongestionState: largest window seen
+        for (RecordedEvent e : events) {
+            String type = e.getEventType().getName();
+            if (type.equals("dev.ccagent.ConnectionSummary") && e.getString("role").equals("server")) {
+                if (e.getString("trigger").equals("close")) {
+                    RecordedEvent before = closeSummary.put(e.getString("connectionId"), e);
+                    assertTrue(before == null, "two close summaries for " + e.getString("connectionId"));
+                } else if (e.getString("trigger").equals("periodic")) {
+                    periodic++;
+                }
+            } else if (type.equals("dev.ccagent.CongestionState") && e.getString("algorithm").equals("stock")) {
+                stockWindow.merge(e.getString("connectionId"), e.getLong("congestionWindow"), Math::max);
+            } else if (type.equals("dev.ccagent.AlgorithmAssigned") && e.getString("role").equals("server")) {
+                assignedArm.put(e.getString("connectionId"), e.getString("canaryArm") + ":" + e.getString("algorithm"));
+            }
+        }
+        assertEquals(CONNECTIONS + 1, closeSummary.size(), "one close summary per connection (and the warm-up): "
+                + closeSummary.keySet());
+
+        Map<String, long[]> perArm = new TreeMap<>(); // arm:algorithm -> connections, bytesAcked, bytesLost, packetsLost
+        Map<String, double[]> goodputs = new TreeMap<>(); // arm -> server bytes, seconds, client bytes, seconds
+        long lostPackets = 0;
+        long lostPacketsAll = 0;
+        for (Matcher m : run.results) {
+            String id = m.group(2);
+            RecordedEvent s = closeSummary.get(id);
+            assertNotNull(s, "no close summary for client connection " + id + "; have " + closeSummary.keySet());
+            String[] predicted = AgentJar.predictArm(args, HexFormat.of().parseHex(id));
+            String arm = predicted[0] + ":" + predicted[1];
+            assertEquals(arm, assignedArm.get(id), "AlgorithmAssigned arm of " + id);
+            assertEquals(predicted[0], s.getString("canaryArm"), "summary arm of " + id);
+            assertEquals(predicted[1], s.getString("algorithm"), "summary algorithm of " + id);
+            assertEquals(predicted[1].equals("stock") ? "stock" : "ccagent", s.getString("controller"), "controller of " + id);
+
+            long clientBytes = Long.parseLong(m.group(4));
+            double clientSeconds = Double.parseDouble(m.group(5));
+            long acked = s.getLong("bytesAcked");
+            long lifetime = s.getLong("lifetime");
+            long appLimited = s.getLong("appLimitedTime");
+            double active = s.getDuration("transferTime").toNanos() / 1e9;
+            double goodput = acked / active;
+            double clientGoodput = clientBytes / clientSeconds;
+            System.out.printf("[it] arm-metrics %s %s: client %d B in %.3f s (%.2f Mbit/s); server acked %d B, sent %d B, "
+                            + "lost %d pkts, lifetime %.3f s, app-limited %.3f s, transfer %.3f s -> %.2f Mbit/s; RTT min %.1f p50 %.1f p95 %.1f ms, "
+                            + "samples %d, left slow start %s%n",
+                    id, arm, clientBytes, clientSeconds, clientGoodput * 8e-6, acked, s.getLong("bytesSent"),
+                    s.getLong("packetsLost"), lifetime / 1e9, appLimited / 1e9, active, goodput * 8e-6,
+                    s.getDuration("minRtt").toNanos() / 1e6, s.getDuration("rttP50").toNanos() / 1e6,
+                    s.getDuration("rttP95").toNanos() / 1e6, s.getLong("rttSamples"), s.getBoolean("leftSlowStart"));
+            // bytes: the payload plus QUIC overhead and retransmissions, less the last packets a closing client
+            // may never acknowledge
+            assertTrue(Math.abs((double) acked / clientBytes - 1) <= 0.10, id + ": acked " + acked + " vs client " + clientBytes);
+            assertTrue(s.getLong("bytesSent") >= acked, id + ": sent < acked");
+            assertTrue(s.getLong("packetsSent") > 0 && s.getLong("rttSamples") > 0, id + ": no packets or RTT samples");
+            // RTT: never below the emulator's propagation delay, and a full-window queue adds at most one BDP
+            long p50 = s.getDuration("rttP50").toNanos();
+            long min = s.getDuration("minRtt").toNanos();
+            assertTrue(min >= RTT_NANOS * 0.97 && p50 >= min * 0.96, id + ": RTT min " + min + " p50 " + p50);
+            assertTrue(p50 <= RTT_NANOS * 4, id + ": RTT p50 " + p50 + " ns");
+            // goodput over the time the server had data to move agrees with the client's
+            double[] g = goodputs.computeIfAbsent(arm, k -> new double[4]);
+            g[0] += acked;
+            g[1] += active;
+            g[2] += clientBytes;
+            g[3] += clientSeconds;
+            long[] a = perArm.computeIfAbsent(arm, k -> new long[4]);
+            a[0]++;
+            a[1] += acked;
+            a[2] += s.getLong("bytesLost");
+            a[3] += s.getLong("packetsLost");
+            lostPacketsAll += s.getLong("packetsLost");
+            if (predicted[1].equals("stock")) {
+                lostPackets += s.getLong("packetsLost");
+                // kwik's own controller's window, from the periodic CongestionState of the stock arm
+                assertTrue(stockWindow.getOrDefault(id, 0L) > 0, id + ": no CongestionState with kwik's window; "
+                        + stockWindow);
+            }
+        }
+        // goodput per arm: the server's acknowledged bytes over its transfer times against the clients' figures
+        for (Map.Entry<String, double[]> e : goodputs.entrySet()) {
+            double[] g = e.getValue();
+            double server = g[0] / g[1];
+            double client = g[2] / g[3];
+            System.out.printf("[it] arm-metrics %s: goodput server %.2f Mbit/s, clients %.2f Mbit/s (%+.1f%%)%n", e.getKey(),
+                    server * 8e-6, client * 8e-6, 100 * (server / client - 1));
+            assertTrue(Math.abs(server / client - 1) <= 0.10, e.getKey() + String.format(
+                    ": server goodput %.2f vs clients %.2f Mbit/s", server * 8e-6, client * 8e-6));
+        }
+        // the warm-up connection (straight from the server) counts in the recording and the exporter too
+        Matcher warm = java.util.regex.Pattern.compile("^WARMUP conn=-1 odcid=(\\S+)", java.util.regex.Pattern.MULTILINE)
+                .matcher(run.stdout);
+        assertTrue(warm.find(), "no WARMUP line:\n" + run.stdout);
+        RecordedEvent ws = closeSummary.get(warm.group(1));
+        assertNotNull(ws, "no close summary for the warm-up connection " + warm.group(1));
+        long[] wa = perArm.computeIfAbsent(ws.getString("canaryArm") + ":" + ws.getString("algorithm"), k -> new long[4]);
+        wa[0]++;
+        wa[1] += ws.getLong("bytesAcked");
+        wa[2] += ws.getLong("bytesLost");
+        wa[3] += ws.getLong("packetsLost");
+        assertTrue(perArm.containsKey("default:stock"), "no stock connection among " + perArm.keySet()
+                + " (the seed decides; pick another)");
+        assertTrue(perArm.get("default:stock")[1] > 0, "stock arm measured nothing");
+        // losses: what the server declared lost against what the emulator dropped on the way to the client
+        long dropped = drops.get("droppedRandom") + drops.get("droppedBurst") + drops.get("droppedQueue")
+                + drops.get("droppedBlackout");
+        System.out.printf("[it] arm-metrics: emulator %s; server declared %d lost (stock arm %d); %d periodic summaries%n",
+                drops, lostPacketsAll, lostPackets, periodic);
+        assertTrue(lostPacketsAll >= dropped * 0.5 && lostPacketsAll <= dropped * 2 + 20,
+                "declared lost " + lostPacketsAll + " vs emulator drops " + dropped + " " + drops);
+
+        // Prometheus: the per-arm series exist and equal the recording's per-arm sums
+        for (Map.Entry<String, long[]> e : perArm.entrySet()) {
+            String[] arm = e.getKey().split(":");
+            String labels = "algorithm=\"" + arm[1] + "\",arm=\"" + arm[0] + "\",library=\"kwik\"";
+            assertEquals((double) e.getValue()[0], series(scraped, "ccagent_arm_connections", labels), e.getKey());
+            assertEquals((double) e.getValue()[0], series(scraped, "ccagent_arm_closedconnections", labels), e.getKey());
+            assertEquals(0.0, series(scraped, "ccagent_arm_openconnections", labels), e.getKey());
+            assertEquals((double) e.getValue()[1], series(scraped, "ccagent_arm_bytesacked", labels), e.getKey());
+            assertEquals((double) e.getValue()[2], series(scraped, "ccagent_arm_byteslost", labels), e.getKey());
+            assertEquals((double) e.getValue()[3], series(scraped, "ccagent_arm_packetslost", labels), e.getKey());
+            assertEquals(0.0, series(scraped, "ccagent_arm_rolledback", labels), e.getKey());
+            double p50 = series(scraped, "ccagent_arm_rttp50millis", labels);
+            assertTrue(p50 >= 50 * 0.97 && p50 <= 200, e.getKey() + " RTT p50 " + p50 + " ms");
+        }
+    }
+
+    static double series(Map<String, Double> scraped, String name, String labels) {
+        Double v = scraped.get(name + "{" + labels + "}");
+        assertNotNull(v, name + "{" + labels + "} not exported; have " + scraped.keySet());
+        return v;
+    }
+
+    /** Scrapes until every measured connection has closed (bounded), returns name{sorted labels} -> value. */
+    static Map<String, Double> scrapeWhenClosed(int port, ForkedJvm server) throws Exception {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Map<String, Double> last = Map.of();
+        String body = "";
+        while (System.nanoTime() < deadline) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), r.body());
+            body = r.body();
+            last = parse(body);
+            boolean open = last.entrySet().stream().anyMatch(e -> e.getKey().startsWith("ccagent_arm_openconnections{")
+                    && e.getValue() > 0);
+            boolean any = last.keySet().stream().anyMatch(k -> k.startsWith("ccagent_arm_connections{"));
+            if (any && !open) {
+                return last;
+            }
+            Thread.sleep(500);
+        }
+        assertFalse(last.isEmpty(), "no ccagent series exported:\n" + body + server.describe());
+        return last;
+    }
+
+    static Map<String, Double> parse(String body) {
+        Map<String, Double> out = new TreeMap<>();
+        for (String line : body.split("\n")) {
+            Matcher m = SERIES.matcher(line);
+            if (m.find()) {
+                List<String> labels = new ArrayList<>(List.of(m.group(2).split(",")));
+                labels.removeIf(String::isBlank);
+                labels.sort(null);
+                out.put(m.group(1) + "{" + String.join(",", labels) + "}", Double.parseDouble(m.group(3)));
+            }
+        }
+        return out;
+    }
+
+    static Path exporterJar() {
+        String p = System.getProperty("prometheus.agent.jar");
+        assertNotNull(p, "system property prometheus.agent.jar is not set (run through Maven)");
+        Path jar = Path.of(p);
+        assertTrue(Files.isRegularFile(jar), jar + " missing: the dependency plugin copies it at generate-test-resources");
+        return jar;
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            return s.getLocalPort();
+        }
+    }
+}
