@@ -285,7 +285,8 @@ public final class NettyHooks {
         o.append("pacing=").append(n.pacing() ? "ccagent" : "none");
         String reason;
         if (s.refusal != null) {
-            reason = "refused: " + s.refusal;
+            // nothing was overridden: the connection runs what the application configured
+            reason = "application's setting (refused: " + s.refusal + ")";
         } else if (s.arm.isStock()) {
             reason = "application's setting";
         } else if ("canary".equals(s.arm.label())) {
