@@ -127,7 +127,7 @@ public final class NettyHooks {
         return conn;
     }
 
-    /** Replaces {@code Quiche.quiche_conn_new_with_tls_and_client_dcid} (Netty 4.2.17+, clients). */
+    /** Replaces {@code Quiche.quiche_conn_new_with_tls_and_client_dcid} (Netty 4.2.11+, clients). */
     public static long connNewClientDcid(long scid, int scidLen, long dcid, int dcidLen, long local, int localLen,
                                          long peer, int peerLen, long config, long ssl) throws Throwable {
         NettyQuiche q = NettyQuiche.of(WALKER.getCallerClass());

@@ -40,7 +40,8 @@ import java.util.zip.CRC32;
  * ({@link QuicheWindowProbe}, one {@code QUICHE} line per connection, labelled with the connection's
  * id) and records datagram write spacing at its UDP socket ({@code WRITES}).
  * Arguments: {@code keystore=}, {@code connections=}, {@code bytes=}, {@code link=RATE,DELAY_MS,BDP,LOSS},
- * {@code probe=MS}. Prints {@code RESULT} per download, {@code WRITES}, {@code EMULATOR}, {@code DONE ok=}.
+ * {@code probe=MS}, {@code start-after=FILE} (print {@code LISTENING}, then wait for FILE before the downloads:
+ * late attach). Prints {@code RESULT} per download, {@code WRITES}, {@code EMULATOR}, {@code DONE ok=}.
  */
 public final class ReactorHttp3App {
 
@@ -79,19 +80,11 @@ public final class ReactorHttp3App {
                     .doOnBound(s -> s.channel().pipeline().addFirst("write-recorder", recorder))
                     .handle((req, res) -> {
                         long n = Long.parseLong(req.uri().substring(req.uri().indexOf("n=") + 2));
-                        QuicheWindowProbe[] p = new QuicheWindowProbe[1];
                         req.withConnection(c -> {
                             QuicChannel qc = (QuicChannel) c.channel().parent();
-                            p[0] = QuicheWindowProbe.start(qc, "scid=" + QuicheWindowProbe.idOf(qc), probe);
+                            QuicheWindowProbe.start(qc, "scid=" + QuicheWindowProbe.idOf(qc), probe);
                         });
-                        return res.header("content-length", Long.toString(n))
-                                .send(chunks(n))
-                                .then()
-                                .doFinally(sig -> {
-                                    if (p[0] != null) {
-                                        p[0].stop();
-                                    }
-                                });
+                        return res.header("content-length", Long.toString(n)).send(chunks(n)).then();
                     })
                     .bindNow(Duration.ofSeconds(20));
             InetSocketAddress target = (InetSocketAddress) server.address();
@@ -106,9 +99,23 @@ public final class ReactorHttp3App {
                         LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, 2 * delay).loss(loss).build(), 11);
                 target = emulator.address();
             }
+            System.out.println("LISTENING " + server.address());
+            System.out.flush();
+            if (a.containsKey("start-after")) {
+                // late attach: the test attaches the agent, then creates this file
+                Path go = Path.of(a.get("start-after"));
+                long until = System.nanoTime() + 90_000_000_000L;
+                while (!Files.exists(go)) {
+                    if (System.nanoTime() > until) {
+                        throw new IllegalStateException("no " + go + " within 90 s");
+                    }
+                    Thread.sleep(50);
+                }
+            }
             long expected = NettyBulkApp.expectedCrc(bytes);
             for (int i = 0; i < connections; i++) {
                 ok &= download(i, target, bytes, expected);
+                QuicheWindowProbe.stopAll(); // the download arrived: its server window is sampled to the end
             }
         } catch (Throwable t) {
             ok = false;

@@ -160,11 +160,13 @@ public final class NettyBulkApp {
                         .bufferBdp(2, 2 * WARMUP_DELAY_NANOS).build();
                 try (LinkEmulator shaped = LinkEmulator.start(serverAddress, fast, fast, 1)) {
                     ok &= transfer("WARMUP", -1, client, shaped.address(), warmup, expectedCrc(warmup));
+                    QuicheWindowProbe.stopAll();
                 }
             }
             long expected = expectedCrc(bytes);
             for (int i = 0; i < connections; i++) {
                 ok &= transfer("RESULT", i, client, target, bytes, expected);
+                QuicheWindowProbe.stopAll(); // the download arrived: its server window is sampled to the end
             }
         } catch (Throwable t) {
             ok = false;
@@ -251,7 +253,6 @@ public final class NettyBulkApp {
     static final class Sender extends ChannelInboundHandlerAdapter {
         private long remaining = -1;
         private long offset;
-        private QuicheWindowProbe probe;
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -259,7 +260,7 @@ public final class NettyBulkApp {
             try {
                 if (remaining < 0 && b.readableBytes() >= 8) {
                     remaining = b.readLong();
-                    probe = QuicheWindowProbe.start((QuicChannel) ctx.channel().parent(),
+                    QuicheWindowProbe.start((QuicChannel) ctx.channel().parent(),
                             "conn=" + SERVED.getAndIncrement(), probeMillis);
                     pump(ctx);
                 }
@@ -298,9 +299,7 @@ public final class NettyBulkApp {
                 // FIN only once the last chunk is in quiche's stream buffer: shutting down output
                 // while writes are still queued in the stream channel can overtake them
                 last.addListener(f -> ((QuicStreamChannel) ctx.channel()).shutdownOutput());
-                if (probe != null) {
-                    last.addListener(f -> probe.stop());
-                }
+
             }
         }
     }

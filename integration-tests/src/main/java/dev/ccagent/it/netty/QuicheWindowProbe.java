@@ -25,6 +25,7 @@ import java.util.Locale;
 public final class QuicheWindowProbe {
 
     private static final int MAX_SAMPLES = 20_000;
+    private static final java.util.Set<QuicheWindowProbe> RUNNING = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final QuicChannel channel;
     private final String label;
@@ -54,6 +55,7 @@ public final class QuicheWindowProbe {
             return null;
         }
         QuicheWindowProbe p = new QuicheWindowProbe(channel, label);
+        RUNNING.add(p);
         EventLoop loop = channel.eventLoop();
         loop.execute(() -> p.task = loop.scheduleAtFixedRate(p::sample, 0, periodMillis,
                 java.util.concurrent.TimeUnit.MILLISECONDS));
@@ -76,8 +78,9 @@ public final class QuicheWindowProbe {
         });
     }
 
-    /** Stops sampling and prints the summary (once). */
-    public void stop() {
+    /** Stops sampling and prints the summary (once); the returned latch opens when it is printed. */
+    public java.util.concurrent.CountDownLatch stop() {
+        java.util.concurrent.CountDownLatch printed = new java.util.concurrent.CountDownLatch(1);
         Runnable r = () -> {
             if (task != null) {
                 task.cancel(false);
@@ -86,11 +89,25 @@ public final class QuicheWindowProbe {
                 reported = true;
                 System.out.println(summary());
             }
+            RUNNING.remove(this);
+            printed.countDown();
         };
         if (channel.eventLoop().inEventLoop()) {
             r.run();
         } else {
             channel.eventLoop().execute(r);
+        }
+        return printed;
+    }
+
+    /**
+     * Stops every running probe and waits (at most 5 s) until each has printed: called by the
+     * application once a download has arrived complete, so a window is sampled until the last byte.
+     */
+    public static void stopAll() throws InterruptedException {
+        long until = System.nanoTime() + 5_000_000_000L;
+        for (QuicheWindowProbe p : new java.util.ArrayList<>(RUNNING)) {
+            p.stop().await(Math.max(1, until - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
         }
     }
 

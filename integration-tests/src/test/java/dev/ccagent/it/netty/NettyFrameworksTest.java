@@ -1,13 +1,17 @@
 package dev.ccagent.it.netty;
 
 import dev.ccagent.agent.report.RecordingReport;
+import com.sun.tools.attach.VirtualMachine;
+import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -143,6 +147,51 @@ class NettyFrameworksTest {
             }
         }
         assertTrue(stock > 0 && canary > 0, "stock " + stock + ", canary " + canary);
+    }
+
+    /**
+     * Late attach to a running Reactor Netty HTTP/3 server: its quiche config was built before the agent
+     * arrived, so the application's settings are unknown and the agent leaves its connections alone (fail
+     * open): quiche keeps the application's cubic (no halving although netty.cc=reno), recorded as the
+     * application's setting with the reason.
+     */
+    @Test
+    @Timeout(240)
+    void reactorNettyLateAttachKeepsTheRunningServersSetting() throws Exception {
+        Path rec = NettyApp.WORK.resolve("reactor-late.jfr").toAbsolutePath();
+        Path go = NettyApp.WORK.resolve("reactor-late.go").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        Files.deleteIfExists(go);
+        String args = "netty.cc=reno;log=debug;netty.stats.period=off;jfr=" + rec;
+        try (ForkedJvm jvm = ForkedJvm.builder("reactor-late", "dev.ccagent.it.netty.ReactorHttp3App")
+                .dir(NettyApp.WORK)
+                .jvmArgs("-Xmx256m", "-XX:+UseSerialGC", "-XX:+EnableDynamicAgentLoading")
+                .classPath(reactorClassPath())
+                .args("keystore=" + NettyApp.keystore(), "connections=2", "bytes=1048576", "probe=10", LINK,
+                        "start-after=" + go)
+                .start()) {
+            jvm.awaitLine(Pattern.compile("LISTENING"), Duration.ofSeconds(90));
+            VirtualMachine vm = VirtualMachine.attach(Long.toString(jvm.pid()));
+            try {
+                vm.loadAgent(Path.of(System.getProperty("ccagent.jar")).normalize().toAbsolutePath().toString(), args);
+            } finally {
+                vm.detach();
+            }
+            Files.createFile(go);
+            int exit = jvm.waitFor(Duration.ofSeconds(150));
+            NettyApp.Run r = new NettyApp.Run(exit, jvm.stdout(), jvm.stderr());
+            assertIntact(r, 2);
+            assertFalse(r.lines("installed on attach").isEmpty(), r.tail());
+            assertFalse(r.lines("created before the agent was installed").isEmpty(), r.tail());
+            Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
+            assertEquals(2, assigned.size(), assigned.toString() + r.tail());
+            Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);
+            for (QuicheEvidence.Assignment a : assigned.values()) {
+                assertTrue(a.reason.startsWith("application's setting (refused: this native config was created before"),
+                        a.toString());
+                windows.get(a.id).assertNotReno();
+            }
+        }
     }
 
     /** Vert.x 5 with netty.cc=bbr over the application's reno: quiche never halves the window. */
