@@ -177,7 +177,7 @@ public final class NettyHooks {
         return conn;
     }
 
-    /** Replaces {@code Quiche.quiche_conn_new_with_tls_and_client_dcid} (Netty 4.2.17+, clients). */
+    /** Replaces {@code Quiche.quiche_conn_new_with_tls_and_client_dcid} (Netty 4.2.11+, clients). */
     public static long connNewClientDcid(long scid, int scidLen, long dcid, int dcidLen, long local, int localLen,
                                          long peer, int peerLen, long config, long ssl) throws Throwable {
         Class<?> caller = WALKER.getCallerClass();
@@ -340,7 +340,8 @@ public final class NettyHooks {
         o.append("pacing=").append(n.pacing() ? "ccagent" : "none");
         String reason;
         if (s.refusal != null) {
-            reason = "refused: " + s.refusal;
+            // nothing was overridden: the connection runs what the application configured
+            reason = "application's setting (refused: " + s.refusal + ")";
         } else if (s.arm.isStock()) {
             reason = "application's setting";
         } else if ("canary".equals(s.arm.label())) {

@@ -35,7 +35,7 @@ final class NettyQuiche {
     final ClassLoader loader;
     /** quiche_conn_new_with_tls (JIJIJIJIJJZ)J. */
     final MethodHandle connNew;
-    /** quiche_conn_new_with_tls_and_client_dcid (JIJIJIJIJJ)J, null before Netty 4.2.17. */
+    /** quiche_conn_new_with_tls_and_client_dcid (JIJIJIJIJJ)J, null before Netty 4.2.11 (absent in 4.2.10). */
     final MethodHandle connNewClientDcid;
     private final MethodHandle setCc;
     private final MethodHandle setCwnd;
@@ -71,7 +71,7 @@ final class NettyQuiche {
                         int.class, long.class, int.class, long.class, int.class, long.class, int.class, long.class,
                         long.class));
             } catch (NoSuchMethodException absent) {
-                cnd = null; // Netty before 4.2.17
+                cnd = null; // Netty before 4.2.11
             }
             cc = lookup.unreflect(declared(quiche, "quiche_config_set_cc_algorithm", long.class, int.class));
             cw = lookup.unreflect(declared(quiche, "quiche_config_set_initial_congestion_window_packets",

@@ -54,7 +54,8 @@ import java.util.zip.CRC32;
  * jitter on the data direction, ACKs served every BURSTY_MS when given, as the benchmarks' Wi-Fi-like
  * link), {@code warmup=BYTES} (one transfer first through a fast emulated link, 100 Mbit/s and 10 ms,
  * printed as {@code WARMUP}: JIT-compiles Netty, the agent's pacer and the emulator before anything
- * is measured).
+ * is measured), {@code probe=MS} (each server connection's quiche window sampled through Netty's public
+ * path stats, see {@link QuicheWindowProbe}; one {@code QUICHE} line per connection).
  * Prints one {@code RESULT} line per transfer, {@code WRITES} (datagram write spacing at the socket),
  * {@code EMULATOR}, {@code CPU} and finally {@code DONE ok=true|false}.
  */
@@ -64,6 +65,9 @@ public final class NettyBulkApp {
     /** The warm-up link: 100 Mbit/s, 10 ms RTT, 2 BDP of buffer. */
     static final long WARMUP_RATE = 100_000_000;
     static final long WARMUP_DELAY_NANOS = 5_000_000;
+    /** {@code probe=MS}: sample each server connection's quiche window this often (0: off). */
+    static volatile long probeMillis;
+    private static final java.util.concurrent.atomic.AtomicInteger SERVED = new java.util.concurrent.atomic.AtomicInteger();
 
     static {
         new java.util.Random(42).nextBytes(PATTERN);
@@ -82,6 +86,7 @@ public final class NettyBulkApp {
         long bytes = Long.parseLong(a.getOrDefault("bytes", "4194304"));
         String appCc = a.getOrDefault("app-cc", "none");
         long warmup = Long.parseLong(a.getOrDefault("warmup", "0"));
+        probeMillis = Long.parseLong(a.getOrDefault("probe", "0"));
         char[] pass = a.getOrDefault("storepass", "changeit").toCharArray();
         long wall0 = System.nanoTime();
         long cpu0 = cpuNanos();
@@ -155,11 +160,13 @@ public final class NettyBulkApp {
                         .bufferBdp(2, 2 * WARMUP_DELAY_NANOS).build();
                 try (LinkEmulator shaped = LinkEmulator.start(serverAddress, fast, fast, 1)) {
                     ok &= transfer("WARMUP", -1, client, shaped.address(), warmup, expectedCrc(warmup));
+                    QuicheWindowProbe.stopAll();
                 }
             }
             long expected = expectedCrc(bytes);
             for (int i = 0; i < connections; i++) {
                 ok &= transfer("RESULT", i, client, target, bytes, expected);
+                QuicheWindowProbe.stopAll(); // the download arrived: its server window is sampled to the end
             }
         } catch (Throwable t) {
             ok = false;
@@ -208,6 +215,11 @@ public final class NettyBulkApp {
         }
     }
 
+    /** The 16 KiB pattern every download repeats (shared, not to be modified). */
+    static byte[] pattern() {
+        return PATTERN;
+    }
+
     static long expectedCrc(long bytes) {
         CRC32 crc = new CRC32();
         for (long off = 0; off < bytes; off += PATTERN.length) {
@@ -248,6 +260,8 @@ public final class NettyBulkApp {
             try {
                 if (remaining < 0 && b.readableBytes() >= 8) {
                     remaining = b.readLong();
+                    QuicheWindowProbe.start((QuicChannel) ctx.channel().parent(),
+                            "conn=" + SERVED.getAndIncrement(), probeMillis);
                     pump(ctx);
                 }
             } finally {
@@ -285,6 +299,7 @@ public final class NettyBulkApp {
                 // FIN only once the last chunk is in quiche's stream buffer: shutting down output
                 // while writes are still queued in the stream channel can overtake them
                 last.addListener(f -> ((QuicStreamChannel) ctx.channel()).shutdownOutput());
+
             }
         }
     }

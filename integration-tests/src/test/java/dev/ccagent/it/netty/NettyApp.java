@@ -25,7 +25,11 @@ import java.util.stream.Stream;
 final class NettyApp {
 
     enum Version {
-        CURRENT("netty.jars.current"), OLD("netty.jars.old"), INCUBATOR("netty.jars.incubator");
+        CURRENT("netty.jars.current"), OLD("netty.jars.old"), INCUBATOR("netty.jars.incubator"),
+        /** 4.2.11: the first 4.2.x whose quiche takes BBR as id 4. */
+        BBR4_FIRST("netty.jars.bbr4-first"),
+        /** 4.2.18: the newest 4.2.x with a served linux-x86_64 native jar (quiche 0.29.3). */
+        LATEST("netty.jars.latest");
 
         final String property;
 
@@ -114,17 +118,23 @@ final class NettyApp {
             return itClasses;
         }
         if (incubatorClasses == null) {
-            Path src = Path.of(System.getProperty("it.sources"), "dev", "ccagent", "it", "netty", "NettyBulkApp.java");
             Path dir = WORK.resolve("incubator-app");
-            Path copy = dir.resolve("src/dev/ccagent/it/netty/NettyBulkApp.java");
-            Files.createDirectories(copy.getParent());
-            Files.writeString(copy, Files.readString(src).replace("io.netty.handler.codec.quic",
-                    "io.netty.incubator.codec.quic"), StandardCharsets.UTF_8);
+            List<String> sources = new java.util.ArrayList<>();
+            for (String name : List.of("NettyBulkApp.java", "QuicheWindowProbe.java")) {
+                Path src = Path.of(System.getProperty("it.sources"), "dev", "ccagent", "it", "netty", name);
+                Path copy = dir.resolve("src/dev/ccagent/it/netty/" + name);
+                Files.createDirectories(copy.getParent());
+                Files.writeString(copy, Files.readString(src).replace("io.netty.handler.codec.quic",
+                        "io.netty.incubator.codec.quic"), StandardCharsets.UTF_8);
+                sources.add(copy.toString());
+            }
             Path out = dir.resolve("classes");
             Files.createDirectories(out);
             JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-            int rc = javac.run(null, null, null, "-nowarn", "-d", out.toString(), "-cp",
-                    itClasses + File.pathSeparator + jars(Version.INCUBATOR), copy.toString());
+            List<String> javacArgs = new java.util.ArrayList<>(List.of("-nowarn", "-d", out.toString(), "-cp",
+                    itClasses + File.pathSeparator + jars(Version.INCUBATOR)));
+            javacArgs.addAll(sources);
+            int rc = javac.run(null, null, null, javacArgs.toArray(new String[0]));
             if (rc != 0) {
                 throw new IllegalStateException("compiling the incubator copy of NettyBulkApp failed");
             }
@@ -141,12 +151,50 @@ final class NettyApp {
     /** The same, with extra JVM options for the forked app (e.g. a test-only system property). */
     static Run run(String name, Version v, String agentArgs, long timeoutSeconds, List<String> jvmArgs,
                    String... appArgs) throws Exception {
-        ForkedJvm.Builder b = ForkedJvm.builder(name, "dev.ccagent.it.netty.NettyBulkApp")
+        return runMain(name, "dev.ccagent.it.netty.NettyBulkApp", appClasses(v) + File.pathSeparator + jars(v), agentArgs,
+                timeoutSeconds, jvmArgs, appArgs);
+    }
+
+    /** A directory of jars named by a system property (set by the pom), as a class path. */
+    static String jars(String property) throws IOException {
+        try (Stream<Path> s = Files.list(Path.of(System.getProperty(property)))) {
+            return s.filter(p -> p.toString().endsWith(".jar")).map(Path::toString).sorted()
+                    .collect(Collectors.joining(File.pathSeparator));
+        }
+    }
+
+    /**
+     * Compiles one framework application ({@code src/frameworks/java/dev/ccagent/it/netty/NAME.java}) against
+     * {@code classPath} (it uses this module's emulator and NettyBulkApp's helpers) into its own directory.
+     */
+    static synchronized String frameworkClasses(String simpleName, String classPath) throws Exception {
+        Path src = Path.of(System.getProperty("it.frameworks.sources"), "dev", "ccagent", "it", "netty",
+                simpleName + ".java");
+        Path out = WORK.resolve("framework-" + simpleName).toAbsolutePath();
+        Files.createDirectories(out);
+        int rc = ToolProvider.getSystemJavaCompiler().run(null, null, null, "-nowarn", "-d", out.toString(), "-cp",
+                System.getProperty("it.classes") + File.pathSeparator + classPath, src.toString());
+        if (rc != 0) {
+            throw new IllegalStateException("compiling " + src + " failed");
+        }
+        return out + File.pathSeparator + System.getProperty("it.classes");
+    }
+
+    /** Runs {@code mainClass} on {@code classPath} with the agent and waits at most {@code timeoutSeconds}. */
+    static Run runMain(String name, String mainClass, String classPath, String agentArgs, long timeoutSeconds,
+                       String... appArgs) throws Exception {
+        return runMain(name, mainClass, classPath, agentArgs, timeoutSeconds, List.of(), appArgs);
+    }
+
+    /** The same, with extra JVM options for the forked app. */
+    static Run runMain(String name, String mainClass, String classPath, String agentArgs, long timeoutSeconds,
+                       List<String> jvmArgs, String... appArgs) throws Exception {
+        ForkedJvm.Builder b = ForkedJvm.builder(name, mainClass)
                 .dir(WORK)
                 .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
                 .jvmArgs(jvmArgs.toArray(new String[0]))
                 .javaagent(Path.of(System.getProperty("ccagent.jar")).normalize(), agentArgs)
-                .classPath(appClasses(v) + File.pathSeparator + jars(v))
+                .classPath(classPath)
                 .args("keystore=" + keystore())
                 .args(appArgs);
         try (ForkedJvm jvm = b.start()) {

@@ -1,0 +1,217 @@
+package dev.ccagent.it.netty;
+
+import dev.ccagent.agent.report.RecordingReport;
+import com.sun.tools.attach.VirtualMachine;
+import dev.ccagent.it.ForkedJvm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * HTTP/3 frameworks on Netty QUIC 4.2.18 (quiche 0.29.3) with the agent at start, forked JVMs on
+ * 127.0.0.1, downloads through the link emulator (20 Mbit/s, 20 ms each way, 1% loss towards the client):
+ * Reactor Netty 1.3 (no congestion setting of its own: quiche's default cubic) and Vert.x 5.2 (the
+ * server sets reno through {@code QuicConfig}). Which algorithm runs is shown by quiche's own window as
+ * the application samples it (reno halves, cubic keeps 0.7), pacing by datagram spacing at the server
+ * socket and the emulator's queue, arms by the JDK's parser of the recording.
+ */
+class NettyFrameworksTest {
+
+    private static final String LINK = "link=20000000,20,1,0.01";
+    private static final int CONNECTIONS = 8;
+
+    private static void assertIntact(NettyApp.Run r, int downloads) {
+        assertEquals(0, r.exit, r.tail());
+        assertTrue(r.out.contains("DONE ok=true"), r.tail());
+        assertEquals(downloads, r.lines("crcOk=true").size(), r.tail());
+        assertTrue(r.lines("crcOk=false").isEmpty(), r.tail());
+        assertTrue(r.lines("panicked").isEmpty() && r.lines("ERROR").isEmpty(), r.tail());
+    }
+
+    private static String reactorClassPath() throws Exception {
+        String jars = NettyApp.jars("netty.jars.latest") + File.pathSeparator + NettyApp.jars("reactor-netty.jars");
+        return NettyApp.frameworkClasses("ReactorHttp3App", jars) + File.pathSeparator + jars;
+    }
+
+    private static String vertxClassPath() throws Exception {
+        String jars = NettyApp.jars("netty.jars.latest") + File.pathSeparator + NettyApp.jars("vertx.jars");
+        return NettyApp.frameworkClasses("VertxHttp3App", jars) + File.pathSeparator + jars;
+    }
+
+    /**
+     * Per connection through the canary: the stock arm keeps the application's cubic (recorded as the
+     * application's setting, quiche's window falls to 0.7), the canary arm runs reno (quiche halves).
+     */
+    @Test
+    @Timeout(300)
+    void reactorNettyCanaryOverridesPerConnection() throws Exception {
+        Path rec = NettyApp.WORK.resolve("reactor-canary.jfr").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        String args = "netty.canary=reno:50%;netty.pacing=off;netty.stats.period=off;jfr=" + rec;
+        NettyApp.Run r = NettyApp.runMain("reactor-canary", "dev.ccagent.it.netty.ReactorHttp3App", reactorClassPath(),
+                args, 240, "connections=" + CONNECTIONS, "bytes=1048576", "probe=10", LINK);
+        assertIntact(r, CONNECTIONS);
+        Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
+        Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);
+        assertEquals(CONNECTIONS, assigned.size(), assigned.toString());
+        int stock = 0;
+        int canary = 0;
+        for (QuicheEvidence.Assignment a : assigned.values()) {
+            QuicheEvidence.Window w = windows.get(a.id);
+            assertTrue(w != null, "no quiche window sampled for " + a + " in\n" + r.tail());
+            if (a.arm.equals("canary")) {
+                canary++;
+                assertEquals("reno", a.algorithm, a.toString());
+                assertTrue(a.reason.startsWith("canary split"), a.toString());
+                w.assertReno();
+            } else {
+                stock++;
+                assertEquals("cubic", a.algorithm, a.toString());
+                assertEquals("application's setting", a.reason, a.toString());
+                w.assertCubicLike();
+            }
+        }
+        // 8 random ids at 50%: both arms with probability 1 - 2/256
+        assertTrue(stock > 0 && canary > 0, "stock " + stock + ", canary " + canary);
+        System.out.println("reactor canary: " + windows.values().stream().map(w -> w.line)
+                .collect(java.util.stream.Collectors.joining("\n  ", "\n  ", "")));
+    }
+
+    /**
+     * netty.cc=bbr with pacing on and off: quiche (bbr) spaces its datagrams only through the agent's
+     * pacer, seen at the server socket and in the emulator's queue; the window is never halved.
+     */
+    @Test
+    @Timeout(300)
+    void reactorNettyForcedBbrPacingOnAndOff() throws Exception {
+        String cp = reactorClassPath();
+        NettyApp.Run on = NettyApp.runMain("reactor-bbr-paced", "dev.ccagent.it.netty.ReactorHttp3App", cp,
+                "netty.cc=bbr;netty.pacing=on;netty.stats.period=off", 180, "connections=2", "bytes=1048576",
+                "probe=10", LINK);
+        NettyApp.Run off = NettyApp.runMain("reactor-bbr-unpaced", "dev.ccagent.it.netty.ReactorHttp3App", cp,
+                "netty.cc=bbr;netty.pacing=off;netty.stats.period=off", 180, "connections=2", "bytes=1048576",
+                "probe=10", LINK);
+        assertIntact(on, 2);
+        assertIntact(off, 2);
+        for (NettyApp.Run r : new NettyApp.Run[] {on, off}) {
+            Map<String, QuicheEvidence.Window> w = QuicheEvidence.windows(r);
+            assertEquals(2, w.size(), r.tail());
+            w.values().forEach(QuicheEvidence.Window::assertNotReno);
+        }
+        PacingEvidence.assertPaced(on, off);
+    }
+
+    /**
+     * Vert.x 5: the server sets reno; stock connections keep it (recorded as the application's setting,
+     * quiche halves), canary connections run cubic (quiche keeps 0.7). Pacing on (a no-op for window
+     * algorithms, whose send times are "now").
+     */
+    @Test
+    @Timeout(300)
+    void vertxCanaryOverridesTheApplicationsReno() throws Exception {
+        Path rec = NettyApp.WORK.resolve("vertx-canary.jfr").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        String args = "netty.canary=cubic:50%;netty.pacing=on;netty.stats.period=off;jfr=" + rec;
+        NettyApp.Run r = NettyApp.runMain("vertx-canary", "dev.ccagent.it.netty.VertxHttp3App", vertxClassPath(), args,
+                240, "app-cc=reno", "connections=" + CONNECTIONS, "bytes=1048576", "probe=10", LINK);
+        assertIntact(r, CONNECTIONS);
+        assertFalse(r.lines("SERVER vertx HTTP/3 app-cc=RENO").isEmpty(), r.tail());
+        Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
+        Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);
+        assertEquals(CONNECTIONS, assigned.size(), assigned.toString());
+        int stock = 0;
+        int canary = 0;
+        for (QuicheEvidence.Assignment a : assigned.values()) {
+            QuicheEvidence.Window w = windows.get(a.id);
+            assertTrue(w != null, "no quiche window sampled for " + a + " in\n" + r.tail());
+            assertTrue(a.options.contains("pacing=ccagent"), a.toString());
+            if (a.arm.equals("canary")) {
+                canary++;
+                assertEquals("cubic", a.algorithm, a.toString());
+                w.assertCubicLike();
+            } else {
+                stock++;
+                assertEquals("reno", a.algorithm, a.toString());
+                assertEquals("application's setting", a.reason, a.toString());
+                w.assertReno();
+            }
+        }
+        assertTrue(stock > 0 && canary > 0, "stock " + stock + ", canary " + canary);
+    }
+
+    /**
+     * Late attach to a running Reactor Netty HTTP/3 server: its quiche config was built before the agent
+     * arrived, so the application's settings are unknown and the agent leaves its connections alone (fail
+     * open): quiche keeps the application's cubic (no halving although netty.cc=reno), recorded as the
+     * application's setting with the reason.
+     */
+    @Test
+    @Timeout(240)
+    void reactorNettyLateAttachKeepsTheRunningServersSetting() throws Exception {
+        Path rec = NettyApp.WORK.resolve("reactor-late.jfr").toAbsolutePath();
+        Path go = NettyApp.WORK.resolve("reactor-late.go").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        Files.deleteIfExists(go);
+        String args = "netty.cc=reno;log=debug;netty.stats.period=off;jfr=" + rec;
+        try (ForkedJvm jvm = ForkedJvm.builder("reactor-late", "dev.ccagent.it.netty.ReactorHttp3App")
+                .dir(NettyApp.WORK)
+                .jvmArgs("-Xmx256m", "-XX:+UseSerialGC", "-XX:+EnableDynamicAgentLoading")
+                .classPath(reactorClassPath())
+                .args("keystore=" + NettyApp.keystore(), "connections=2", "bytes=1048576", "probe=10", LINK,
+                        "start-after=" + go)
+                .start()) {
+            jvm.awaitLine(Pattern.compile("LISTENING"), Duration.ofSeconds(90));
+            VirtualMachine vm = VirtualMachine.attach(Long.toString(jvm.pid()));
+            try {
+                vm.loadAgent(Path.of(System.getProperty("ccagent.jar")).normalize().toAbsolutePath().toString(), args);
+            } finally {
+                vm.detach();
+            }
+            Files.createFile(go);
+            int exit = jvm.waitFor(Duration.ofSeconds(150));
+            NettyApp.Run r = new NettyApp.Run(exit, jvm.stdout(), jvm.stderr());
+            assertIntact(r, 2);
+            assertFalse(r.lines("installed on attach").isEmpty(), r.tail());
+            assertFalse(r.lines("created before the agent was installed").isEmpty(), r.tail());
+            Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
+            assertEquals(2, assigned.size(), assigned.toString() + r.tail());
+            Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);
+            for (QuicheEvidence.Assignment a : assigned.values()) {
+                assertTrue(a.reason.startsWith("application's setting (refused: this native config was created before"),
+                        a.toString());
+                windows.get(a.id).assertNotReno();
+            }
+        }
+    }
+
+    /** Vert.x 5 with netty.cc=bbr over the application's reno: quiche never halves the window. */
+    @Test
+    @Timeout(200)
+    void vertxForcedBbr() throws Exception {
+        Path rec = NettyApp.WORK.resolve("vertx-bbr.jfr").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        String args = "netty.cc=bbr;netty.pacing=off;netty.stats.period=off;jfr=" + rec;
+        NettyApp.Run r = NettyApp.runMain("vertx-bbr", "dev.ccagent.it.netty.VertxHttp3App", vertxClassPath(), args,
+                150, "app-cc=reno", "connections=2", "bytes=1048576", "probe=10", LINK);
+        assertIntact(r, 2);
+        Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
+        assertEquals(2, assigned.size(), assigned.toString());
+        Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);
+        for (QuicheEvidence.Assignment a : assigned.values()) {
+            assertEquals("bbr2_gcongestion", a.algorithm, a.toString());
+            assertEquals("forced", a.reason, a.toString());
+            windows.get(a.id).assertNotReno();
+        }
+        assertEquals(0, RecordingReport.read(rec).count("dev.ccagent.SendLoopSpin"), "SendLoopSpin events");
+    }
+}
