@@ -63,4 +63,26 @@ class Issue15AcceptanceTest {
                 100 * share);
         assertTrue(f.goodputBps() >= target, "goodput " + f.goodputBps() + " < " + target);
     }
+
+    // ------------------------------------------------------------------ 6. low-RTT floor
+
+    /**
+     * 1 Gbit/s, 300 µs (a LAN), 1-BDP buffer, 2 s: the 1 ms RTT floor of low-RTT leniency applies
+     * only at min RTT ≤ 128 µs, as its option text says, so a 300 µs path keeps no standing queue:
+     * queue p50 ≤ 10% of the base RTT, loss < 1%. Before: the floor applied below 1 ms, bbr1
+     * sized its window from 1 ms (queue p50 0.3 ms = the whole buffer, 5.8% loss).
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"bbr1", "bbr3"})
+    void lanPathKeepsNoStandingQueue(String algo) {
+        SimulationResult.FlowResult f = new Simulator(SimulationConfig.builder()
+                .rateBitsPerSecond(1_000_000_000L).rttNanos(300_000).bufferBdp(1.0)
+                .flow(FlowConfig.of(algo)).durationNanos(2 * S).build()).run().flow(0);
+        long p50 = f.queueDelayPercentile(0.5);
+        report("%s 1Gbit/300us 1BDP 2s: goodput %.1f Mbit/s, queue p50 %.1f us, loss %.2f%%",
+                algo, f.goodputBps() / 1e6, p50 / 1e3, 100 * f.lossRate());
+        assertTrue(p50 <= 30_000, "queue p50 " + p50 + " ns");
+        assertTrue(f.lossRate() < 0.01, "loss " + f.lossRate());
+        assertTrue(f.goodputBps() > 0.9e9, "goodput " + f.goodputBps());
+    }
 }
