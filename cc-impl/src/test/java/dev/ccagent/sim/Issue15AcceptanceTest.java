@@ -85,4 +85,42 @@ class Issue15AcceptanceTest {
         assertTrue(f.lossRate() < 0.01, "loss " + f.lossRate());
         assertTrue(f.goodputBps() > 0.9e9, "goodput " + f.goodputBps());
     }
+
+    // ------------------------------------------------------------------ 7. app-limited growth
+
+    /**
+     * An application writing one 1200-byte packet every millisecond (9.6 Mbit/s) on a 20 Mbit/s,
+     * 40 ms path for 20 s keeps about 48 kB in flight. RFC 9002 §7.8 and RFC 9438 §5.8: the
+     * window must not grow while under-utilised: it ends within 1.25× the most that was ever in
+     * flight (the backlog of the first round trips, sent window-limited, grows it legitimately),
+     * and it does not change from 2 s to the end. Before: the app-limited flag cleared on every
+     * send and growth stopped only below half the window: 163 kB for at most 96 kB in flight.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"newreno", "cubic"})
+    void windowDoesNotGrowWhileApplicationLimited(String algo) {
+        long[] at2s = {0};
+        long[] maxInflight = {0};
+        SimulationResult.FlowResult f = new Simulator(SimulationConfig.builder()
+                .rateBitsPerSecond(20_000_000).rttNanos(40 * MS).bufferBdp(1.0)
+                .flow(FlowConfig.of(algo).appWrites(1200, MS)).durationNanos(20 * S)
+                .sampleIntervalNanos(10 * MS)
+                .observer(new SimulationObserver() {
+                    @Override
+                    public void onSample(long now, int flow, dev.ccagent.cc.CcSnapshot s, long q, long rtt) {
+                        if (now <= 2 * S) {
+                            at2s[0] = s.congestionWindow;
+                        }
+                        maxInflight[0] = Math.max(maxInflight[0], s.bytesInFlight);
+                    }
+                }).build()).run().flow(0);
+        report("%s app-limited 9.6 Mbit/s on 20 Mbit/s/40ms: goodput %.2f Mbit/s, cwnd at 2 s %d B, at 20 s %d B,"
+                        + " most in flight %d B",
+                algo, f.goodputBps() / 1e6, at2s[0], f.finalState.congestionWindow, maxInflight[0]);
+        assertTrue(f.finalState.congestionWindow <= 1.25 * maxInflight[0],
+                "cwnd " + f.finalState.congestionWindow + " grew past 1.25x the most ever in flight " + maxInflight[0]);
+        assertTrue(f.finalState.congestionWindow <= at2s[0], "cwnd grew from " + at2s[0] + " to "
+                + f.finalState.congestionWindow + " while under-utilised");
+        assertTrue(f.goodputBps() > 9_000_000, "the application's rate is delivered: " + f.goodputBps());
+    }
 }
