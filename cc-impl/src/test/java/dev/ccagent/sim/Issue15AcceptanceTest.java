@@ -123,4 +123,19 @@ class Issue15AcceptanceTest {
                 + f.finalState.congestionWindow + " while under-utilised");
         assertTrue(f.goodputBps() > 9_000_000, "the application's rate is delivered: " + f.goodputBps());
     }
+
+    // ------------------------------------------------------------------ 4. reno-hbdp
+
+    /**
+     * reno-hbdp vs CUBIC, 100 Mbit/s, 200 ms, 1-BDP buffer, 60 s: Jain ≥ 0.8. Before (the 2021
+     * pico, increase recomputed per ACK from the current srtt): 91.0 vs 6.7 Mbit/s, Jain 0.573.
+     */
+    @Test
+    void highBdpRenoSharesWithCubic() {
+        SimulationResult r = pair("reno-hbdp", "cubic", 100_000_000, 200, 1.0, 60);
+        double jain = r.jainFairness();
+        report("reno-hbdp vs cubic 100Mbit/200ms 1BDP 60s: %.2f / %.2f Mbit/s, Jain %.3f",
+                r.flow(0).goodputBps() / 1e6, r.flow(1).goodputBps() / 1e6, jain);
+        assertTrue(jain >= 0.8, "Jain " + jain);
+    }
 }
