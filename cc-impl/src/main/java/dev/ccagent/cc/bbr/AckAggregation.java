@@ -50,6 +50,13 @@ public final class AckAggregation {
         return extra;
     }
 
+    /** Changes the max filter's window (1 round in STARTUP, 10 after, per draft UpdateACKAggregation). */
+    public void setWindowRounds(long windowRounds) {
+        if (filter.windowLength() != windowRounds) {
+            filter.setWindowLength(windowRounds);
+        }
+    }
+
     /** Restarts the aggregation epoch at {@code now} (e.g. when sending resumes after idle). */
     public void restartEpoch(long now) {
         epochStart = now;

@@ -24,8 +24,12 @@ import dev.ccagent.cc.AckEvent;
  *
  * <p>Per-packet state lives in a preallocated ring indexed by packet number. It grows by doubling
  * only when the span between the oldest tracked packet and a new one exceeds the capacity, up to
- * {@link #MAX_CAPACITY}; beyond that the oldest entries are forgotten (they then give no sample,
- * as quiche does for packets it stopped tracking). Packets acknowledged out of order, twice, after
+ * {@link #MAX_CAPACITY}. Beyond that it degrades gracefully (issue #15): a new packet that does
+ * not fit is not tracked (as quiche's {@code BandwidthSampler} stops tracking at
+ * {@code max_tracked_packets_}), but its packet number range is remembered so that its bytes
+ * still count as delivered or lost when it is acknowledged or declared lost; the tracked packets
+ * keep giving samples and round starts. (Before, the oldest entries were forgotten, and those are
+ * the ones the next ACKs acknowledge: no sample, no round, STARTUP never ended.) Packets acknowledged out of order, twice, after
  * being declared lost, or never tracked are handled by lookup: an absent entry gives nothing.
  * Allocation free except for that growth; not thread-safe.
  */
@@ -51,6 +55,12 @@ public final class BandwidthSampler {
     /** One past the highest packet number tracked so far. */
     private long end;
     private int tracked;
+    /** Packet-number ranges [start, end) sent but not tracked for want of room; a small ring. */
+    private static final int SKIPPED_RANGES = 16;
+    private final long[] skippedStart = new long[SKIPPED_RANGES];
+    private final long[] skippedEnd = new long[SKIPPED_RANGES];
+    private int skippedHead = -1;
+    private long skippedPackets;
 
     // ---- connection delivery state ----
     private long delivered;
@@ -139,7 +149,10 @@ public final class BandwidthSampler {
         } else if (packetNumber < base) {
             return; // older than anything tracked: cannot be placed, gives no sample
         } else if (packetNumber >= end) {
-            ensureSpan(packetNumber);
+            if (!ensureSpan(packetNumber)) {
+                noteSkipped(packetNumber);
+                return;
+            }
             end = packetNumber + 1;
         }
         int i = (int) (packetNumber & mask);
@@ -156,11 +169,11 @@ public final class BandwidthSampler {
         appLimitedAtSend[i] = appLimitedUntil != 0;
     }
 
-    /** Makes room so that {@code packetNumber - base} fits in the ring. */
-    private void ensureSpan(long packetNumber) {
+    /** Makes room so that {@code packetNumber - base} fits in the ring; false when it cannot. */
+    private boolean ensureSpan(long packetNumber) {
         long span = packetNumber - base + 1;
         if (span <= capacity()) {
-            return;
+            return true;
         }
         if (capacity() < MAX_CAPACITY) {
             int cap = capacity();
@@ -169,20 +182,35 @@ public final class BandwidthSampler {
             }
             grow(cap);
         }
-        if (packetNumber - base + 1 > capacity()) {
-            // Still too wide: forget the oldest entries (at most one ring's worth of work).
-            long newBase = packetNumber - capacity() + 1;
-            long stop = Math.min(end, newBase);
-            for (long p = base; p < stop; p++) {
-                int i = (int) (p & mask);
-                if (size[i] != 0) {
-                    size[i] = 0;
-                    tracked--;
-                }
-            }
-            base = newBase;
-            advanceBase();
+        return packetNumber - base + 1 <= capacity();
+    }
+
+    private void noteSkipped(long packetNumber) {
+        skippedPackets++;
+        if (skippedHead >= 0 && skippedEnd[skippedHead] == packetNumber) {
+            skippedEnd[skippedHead] = packetNumber + 1; // extends the current range
+            return;
         }
+        skippedHead = (skippedHead + 1) % SKIPPED_RANGES; // overwrites the oldest range
+        skippedStart[skippedHead] = packetNumber;
+        skippedEnd[skippedHead] = packetNumber + 1;
+    }
+
+    private boolean wasSkipped(long packetNumber) {
+        if (skippedHead < 0) {
+            return false;
+        }
+        for (int k = 0; k < SKIPPED_RANGES; k++) {
+            if (packetNumber >= skippedStart[k] && packetNumber < skippedEnd[k]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Packets not tracked because the ring was full (see the class comment). */
+    public long skippedPackets() {
+        return skippedPackets;
     }
 
     private void grow(int newCap) {
@@ -269,6 +297,14 @@ public final class BandwidthSampler {
             long pn = ack.packetNumber(k);
             int i = indexOf(pn);
             if (i < 0) {
+                if (wasSkipped(pn)) {
+                    // untracked for want of room: it gives no sample, but it was delivered
+                    int b = ack.bytes(k);
+                    delivered += b;
+                    newlyAcked += b;
+                    deliveredTime = Math.max(deliveredTime, now);
+                    largestAckedPacket = Math.max(largestAckedPacket, pn);
+                }
                 continue;
             }
             int bytes = size[i];
@@ -323,6 +359,9 @@ public final class BandwidthSampler {
     public boolean onPacketLost(long packetNumber, int bytes) {
         int i = indexOf(packetNumber);
         if (i < 0) {
+            if (wasSkipped(packetNumber)) {
+                lost += Math.max(0, bytes); // untracked for want of room, but lost all the same
+            }
             return false; // untracked, or reported twice: counted once, when it was tracked
         }
         lost += size[i];

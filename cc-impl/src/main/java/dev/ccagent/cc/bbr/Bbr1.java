@@ -57,6 +57,9 @@ public final class Bbr1 extends BbrBase {
     /** quiche {@code quic_bbr2_default_loss_threshold}. */
     public static final double STARTUP_LOSS_THRESHOLD = 0.02;
 
+    /** DRAIN ends after this many rounds at the latest (draft-ietf-ccwg-bbr CheckDrainDone). */
+    public static final int DRAIN_MAX_ROUNDS = 3;
+
     public static final String STARTUP_LOSS_EXIT = "startup-loss-exit";
     public static final String DRAIN_TO_TARGET = "drain-to-target";
 
@@ -81,6 +84,9 @@ public final class Bbr1 extends BbrBase {
     private double pacingGain = HIGH_GAIN;
     private double cwndGain = STARTUP_CWND_GAIN;
     private int cycleIndex;
+    private long drainStartRound;
+    /** Round starts since the last 1.25 phase began (picoquic rounds_since_bw_probe). */
+    private long roundsSinceProbe;
     private long cycleStart;
 
     private boolean fullBandwidthReached;
@@ -162,9 +168,10 @@ public final class Bbr1 extends BbrBase {
             }
         }
         boolean minRttExpired = minRttFilter.update(rtt, now);
-        if (mode == CongestionMode.PROBE_BW && deliveryRateInsane(rtt)) {
-            maxBandwidth.reset(sampler.sampleRate(), round);
+        if (roundStart) {
+            roundsSinceProbe++;
         }
+        checkPathSaturated(now, rtt, round);
         ackAggregation.onAck(maxBandwidth.best(), now, acked, round, cwnd);
 
         if (mode == CongestionMode.PROBE_BW) {
@@ -267,12 +274,39 @@ public final class Bbr1 extends BbrBase {
         if (advance) {
             cycleIndex = (cycleIndex + 1) % GAIN_CYCLE_LENGTH;
             cycleStart = now;
+            if (PACING_GAINS[cycleIndex] > 1.0) {
+                roundsSinceProbe = 0;
+            }
             if (drainToTarget && pacingGain < 1.0 && PACING_GAINS[cycleIndex] == 1.0
                     && bytesInFlight > targetWindow(1.0)) {
                 return; // the queue is not drained yet: stay at the low gain into the cruise phases
             }
             pacingGain = PACING_GAINS[cycleIndex];
         }
+    }
+
+    /**
+     * The data-rate sanity check, where picoquic applies it ({@code BBRCheckPathSaturated},
+     * {@code picoquic/bbr.c}, from the DOWN and CRUISE cases of {@code BBRUpdateProbeBWCyclePhase}):
+     * translated to v1's gain cycle, only in the phases that do not probe (gain 1.0), at least one
+     * round after the 1.25 probe, and it enters DRAIN (which returns to PROBE_BW once in flight is
+     * down to the BDP) rather than only resetting the max filter.
+     */
+    private void checkPathSaturated(long now, long rtt, long round) {
+        if (mode != CongestionMode.PROBE_BW || pacingGain != 1.0 || roundsSinceProbe < 1
+                || !deliveryRateInsane(rtt)) {
+            return;
+        }
+        maxBandwidth.reset(sampler.sampleRate(), round);
+        rounds.startRoundNow(sampler.delivered());
+        enterDrain();
+    }
+
+    private void enterDrain() {
+        mode = CongestionMode.DRAIN;
+        pacingGain = DRAIN_GAIN;
+        cwndGain = STARTUP_CWND_GAIN;
+        drainStartRound = rounds.count();
     }
 
     private void checkFullBandwidth() {
@@ -302,11 +336,15 @@ public final class Bbr1 extends BbrBase {
     private void maybeExitStartupOrDrain(long now) {
         if (mode == CongestionMode.STARTUP && fullBandwidthReached) {
             markStartupExit(now);
-            mode = CongestionMode.DRAIN;
-            pacingGain = DRAIN_GAIN;
-            cwndGain = STARTUP_CWND_GAIN;
+            enterDrain();
         }
-        if (mode == CongestionMode.DRAIN && bytesInFlight <= targetWindow(1.0)) {
+        // Leave DRAIN once in flight is down to the BDP, or after DRAIN_MAX_ROUNDS rounds at the
+        // latest: draft-ietf-ccwg-bbr CheckDrainDone() (round_count > drain_start_round + 3),
+        // adopted here for v1 too. Behind a queue held by other flows (CUBIC in a deep buffer)
+        // in flight cannot fall to the BDP; an unbounded DRAIN paced at 1/2.885 for seconds while
+        // the max filter forgot the real rate (issue #15: bbr1 got 1.8 of 50 Mbit/s).
+        if (mode == CongestionMode.DRAIN && (bytesInFlight <= targetWindow(1.0)
+                || rounds.count() > drainStartRound + DRAIN_MAX_ROUNDS)) {
             enterProbeBandwidth(now);
         }
     }
@@ -322,6 +360,9 @@ public final class Bbr1 extends BbrBase {
         }
         cycleIndex = phase;
         cycleStart = now;
+        if (PACING_GAINS[cycleIndex] > 1.0) {
+            roundsSinceProbe = 0;
+        }
         pacingGain = PACING_GAINS[cycleIndex];
     }
 

@@ -31,9 +31,9 @@ import dev.ccagent.cc.LossEvent;
  *   <li><b>PROBE_RTT</b>: every {@value BbrBase#PROBE_RTT_INTERVAL} (5 s) without a lower RTT,
  *       cwnd = max(0.5·BDP, 4 packets) for 200 ms and one round.</li>
  * </ul>
- * Recovery: on the first loss the window is cut to what is in flight plus one packet and held by
- * packet conservation for one round; the prior window is restored when a packet sent after the
- * loss is acknowledged (draft §4.6.4.4).
+ * Recovery (draft "Modulating cwnd in Loss Recovery", Linux v3): entering fast recovery only saves
+ * the window, restored when a packet sent after the first loss is acknowledged; persistent
+ * congestion (QUIC's RTO) cuts it to what is in flight plus one packet.
  */
 public final class Bbr3 extends BbrBase {
 
@@ -41,7 +41,8 @@ public final class Bbr3 extends BbrBase {
 
     public static final double STARTUP_PACING_GAIN = 2.77;
     public static final double STARTUP_CWND_GAIN = 2.0;
-    public static final double DRAIN_PACING_GAIN = 0.35;
+    /** Latest draft: BBR.DrainPacingGain = 0.5 (1 / BBRStartupCwndGain). */
+    public static final double DRAIN_PACING_GAIN = 0.5;
     public static final double DEFAULT_CWND_GAIN = 2.0;
     public static final double DOWN_PACING_GAIN = 0.90;
     public static final double CRUISE_PACING_GAIN = 1.0;
@@ -59,6 +60,10 @@ public final class Bbr3 extends BbrBase {
     public static final int RENO_PROBE_ROUND_LIMIT = 63;
     public static final long PROBE_WAIT_BASE_NANOS = 2_000_000_000L;
     public static final long PROBE_WAIT_RANDOM_NANOS = 1_000_000_000L;
+    /** Cap of extra_acked in time at the bandwidth estimate (Linux bbr_extra_acked_max_us, 100 ms). */
+    public static final long EXTRA_ACKED_MAX_NANOS = 100_000_000L;
+    /** DRAIN ends after this many rounds at the latest (draft CheckDrainDone, drain_start_round + 3). */
+    public static final int DRAIN_MAX_ROUNDS = 3;
 
     public static final AlgorithmDescriptor DESCRIPTOR = new AlgorithmDescriptor(NAME,
             "BBRv3 (draft-ietf-ccwg-bbr / picoquic): model-based, loss-aware, DOWN/CRUISE/REFILL/UP",
@@ -116,8 +121,13 @@ public final class Bbr3 extends BbrBase {
     private AckPhase ackPhase = AckPhase.INIT;
 
     private boolean inRecovery;
-    private boolean packetConservation;
     private long recoveryEndPacket = -1;
+    /** The last probe ended with losses too high (draft/Linux prev_probe_too_high). */
+    private boolean prevProbeTooHigh;
+    /** The last UP stopped at inflight_hi as a precaution (draft prev_probe_precautionary, Linux stopped_risky_probe). */
+    private boolean prevProbePrecautionary;
+    /** Round count when DRAIN began (draft BBR.drain_start_round). */
+    private long drainStartRound;
 
     public Bbr3(CcOptions options) {
         super(options, STARTUP_PACING_GAIN);
@@ -206,10 +216,7 @@ public final class Bbr3 extends BbrBase {
 
         if (inRecovery && sampler.hasPacket() && sampler.largestAckedPacket() > recoveryEndPacket) {
             inRecovery = false;
-            packetConservation = false;
-            cwnd = Math.max(cwnd, priorCwnd); // restore
-        } else if (packetConservation && roundStart) {
-            packetConservation = false;
+            cwnd = Math.max(cwnd, priorCwnd); // the draft's RestoreCwnd()
         }
         if (roundStart && inProbeBw()) {
             roundsSinceBwProbe++;
@@ -217,15 +224,14 @@ public final class Bbr3 extends BbrBase {
 
         updateLatestDeliverySignals();
         updateCongestionSignals();
+        // draft UpdateACKAggregation(): a 1-round window in STARTUP, 10 rounds after.
+        ackAggregation.setWindowRounds(filledPipe ? EXTRA_ACKED_ROUNDS : 1);
         ackAggregation.onAck(bw, now, acked, rounds.count(), cwnd);
         checkFullBwReached(roundStart);
         checkStartupDone(roundStart);
         checkDrain(now);
-        updateProbeBwCyclePhase(now, roundStart, acked);
+        updateProbeBwCyclePhase(now, roundStart, acked, rtt);
         updateMinRtt(rtt, now);
-        if (inProbeBw() && deliveryRateInsane(rtt)) {
-            maxBandwidth.reset(sampler.sampleRate(), cycleCount);
-        }
         checkProbeRtt(now, roundStart);
         advanceLatestDeliverySignals();
         boundBwForModel();
@@ -272,12 +278,7 @@ public final class Bbr3 extends BbrBase {
                 bwLo = maxBandwidth.best();
             }
             if (inflightLo == UNSET) {
-                // The draft starts from cwnd; during recovery that is the transient packet-
-                // conservation window (in flight + 1 packet at the loss), which would pin
-                // inflight_lo far below the path's BDP until the next probe. Start from the window
-                // recovery saved instead (measured at 1% random loss, 50 Mbit/s, 50 ms: 58% of the
-                // link with the draft's choice, 70% with this one).
-                inflightLo = inRecovery ? Math.max(cwnd, priorCwnd) : cwnd;
+                inflightLo = cwnd; // draft InitLowerBounds(): fast recovery no longer cuts cwnd
             }
             bwLo = Math.max(bwLatest, (long) (BETA * bwLo));
             inflightLo = Math.max(inflightLatest, (long) (BETA * inflightLo));
@@ -291,6 +292,11 @@ public final class Bbr3 extends BbrBase {
 
     @Override
     protected void onLostPacket(long packetNumber, int bytes, boolean tracked, long now) {
+        if (!lossInRound) {
+            // draft NoteLoss(): the loss round starts at the first loss, so the round whose
+            // delivery bw_latest/inflight_latest describe is the one the loss happened in.
+            lossRoundDelivered = sampler.delivered();
+        }
         lossInRound = true;
         if (packetNumber != lastLostPacket + 1) {
             lossRangesInRound++;
@@ -311,18 +317,22 @@ public final class Bbr3 extends BbrBase {
         }
     }
 
-    /** The in-flight level at which the losses crossed the threshold (draft BBRInflightHiFromLostPacket). */
+    /**
+     * The in-flight level at which the losses crossed the threshold: draft-ietf-ccwg-bbr
+     * {@code InflightAtLoss(P)}, lost_prefix = (LossThresh·inflight_prev − lost_prev) / (1 − LossThresh),
+     * inflight_at_loss = inflight_prev + lost_prefix. (Before issue #15 the threshold multiplied
+     * inflight_prev − lost_prev, which is not the draft's solution of
+     * (lost_prev + x) / (inflight_prev + x) ≥ LossThresh.)
+     */
     private static long inflightHiFromLostPacket(long txInFlight, long lost, int size) {
         long inflightPrev = Math.max(0, txInFlight - size);
         long lostPrev = Math.max(0, lost - size);
-        if (inflightPrev <= lostPrev) {
-            return txInFlight;
-        }
-        double lostPrefix = LOSS_THRESH * (inflightPrev - lostPrev) / (1.0 - LOSS_THRESH);
-        return inflightPrev + (long) lostPrefix;
+        double lostPrefix = (LOSS_THRESH * inflightPrev - lostPrev) / (1.0 - LOSS_THRESH);
+        return inflightPrev + Math.max(0, (long) lostPrefix);
     }
 
     private void handleInflightTooHigh(long txInFlight, boolean appLimited, long now) {
+        prevProbeTooHigh = true; // draft HandleInflightTooHigh(), Linux bbr_handle_inflight_too_high
         bwProbeSamples = false; // react once per probe
         if (!appLimited) {
             inflightHi = Math.max(txInFlight, (long) (targetInflight() * BETA));
@@ -337,20 +347,22 @@ public final class Bbr3 extends BbrBase {
         if (loss.count() == 0 && !loss.persistentCongestion) {
             return;
         }
+        // draft-ietf-ccwg-bbr "Modulating cwnd in Loss Recovery" (OnEnterFastRecovery /
+        // OnEnterRTO) and Linux tcp_bbr.c v3: entering fast recovery only saves the window
+        // (SaveCwnd), restored when recovery ends; the loss itself shapes the model through
+        // bw_lo/inflight_lo and inflight_hi. Only persistent congestion (QUIC's RTO) cuts the
+        // window to what is in flight plus one packet. Before issue #15 every first loss cut
+        // to in-flight + 1 packet with packet conservation for a round (BBRv1 behaviour).
         if (!inRecovery) {
+            priorCwnd = saveCwnd();
             inRecovery = true;
             congestionEvents++;
+            recoveryEndPacket = sampler.lastSentPacket(); // RFC 9002 §7.3.2 recovery period
+        }
+        if (loss.persistentCongestion) {
             priorCwnd = saveCwnd();
             cwnd = Math.max(bytesInFlight + mss, minCwnd);
-            packetConservation = true;
-            rounds.startRoundNow(sampler.delivered());
-        } else {
-            cwnd = cwnd > lostBytes + mss ? cwnd - lostBytes : mss;
-            cwnd = Math.max(cwnd, minCwnd);
-        }
-        recoveryEndPacket = sampler.lastSentPacket();
-        if (loss.persistentCongestion) {
-            cwnd = minCwnd;
+            recoveryEndPacket = sampler.lastSentPacket();
         }
         if (mode == CongestionMode.PROBE_RTT) {
             cwnd = Math.min(cwnd, probeRttCwnd());
@@ -420,14 +432,27 @@ public final class Bbr3 extends BbrBase {
         }
         if (filledPipe) {
             markStartupExit(sampler.deliveredTime());
-            mode = CongestionMode.DRAIN;
-            pacingGain = DRAIN_PACING_GAIN;
-            cwndGain = STARTUP_CWND_GAIN;
+            enterDrain();
         }
     }
 
+    /** draft EnterDrain(): pacing gain 0.5, cwnd gain 2, remember the round. */
+    private void enterDrain() {
+        mode = CongestionMode.DRAIN;
+        pacingGain = DRAIN_PACING_GAIN;
+        cwndGain = DEFAULT_CWND_GAIN;
+        drainStartRound = rounds.count();
+    }
+
+    /**
+     * draft CheckDrainDone() (latest revision): leave DRAIN once in flight ≤ the BDP, or after
+     * {@value #DRAIN_MAX_ROUNDS} rounds at the latest, since a queue built by competing flows
+     * cannot be drained by this one alone.
+     */
     private void checkDrain(long now) {
-        if (mode == CongestionMode.DRAIN && bytesInFlight <= inflightWithBw(bw > 0 ? bw : maxBandwidth.best(), 1.0)) {
+        if (mode == CongestionMode.DRAIN
+                && (bytesInFlight <= inflightWithBw(bw > 0 ? bw : maxBandwidth.best(), 1.0)
+                || rounds.count() > drainStartRound + DRAIN_MAX_ROUNDS)) {
             startProbeBwDown(now); // the queue is estimated drained
         }
     }
@@ -440,11 +465,13 @@ public final class Bbr3 extends BbrBase {
 
     // ------------------------------------------------------------------ PROBE_BW
 
-    private void updateProbeBwCyclePhase(long now, boolean roundStart, long acked) {
+    private void updateProbeBwCyclePhase(long now, boolean roundStart, long acked, long rtt) {
         if (!filledPipe) {
             return;
         }
-        adaptUpperBounds(now, roundStart, acked);
+        if (adaptUpperBounds(now, roundStart, acked)) {
+            return;
+        }
         if (!inProbeBw()) {
             return;
         }
@@ -453,11 +480,17 @@ public final class Bbr3 extends BbrBase {
                 if (checkTimeToProbeBw(now)) {
                     return;
                 }
+                if (checkPathSaturated(rtt)) {
+                    return;
+                }
                 if (checkTimeToCruise()) {
                     startProbeBwCruise();
                 }
                 break;
             case PROBE_BW_CRUISE:
+                if (checkPathSaturated(rtt)) {
+                    return;
+                }
                 checkTimeToProbeBw(now);
                 break;
             case PROBE_BW_REFILL:
@@ -468,6 +501,7 @@ public final class Bbr3 extends BbrBase {
                 break;
             case PROBE_BW_UP:
                 if (checkTimeToGoDown(acked)) {
+                    prevProbeTooHigh = false; // no high loss (yet)
                     startProbeBwDown(now);
                 }
                 break;
@@ -476,7 +510,8 @@ public final class Bbr3 extends BbrBase {
         }
     }
 
-    private void adaptUpperBounds(long now, boolean roundStart, long acked) {
+    /** @return whether it decided a state transition (draft AdaptLongTermModel). */
+    private boolean adaptUpperBounds(long now, boolean roundStart, long acked) {
         if (ackPhase == AckPhase.PROBE_STARTING && roundStart) {
             ackPhase = AckPhase.PROBE_FEEDBACK; // samples from the probe begin to arrive
         }
@@ -488,18 +523,25 @@ public final class Bbr3 extends BbrBase {
             if (inProbeBw() && !sampler.sampleAppLimited()) {
                 cycleCount++;
             }
+            // Precautionary probing, acceleration (draft AdaptLongTermModel; Linux
+            // bbr_adapt_upper_bounds with stopped_risky_probe): the precautionary probe's feedback
+            // showed no excess loss, so probe again at once, this time holding inflight_hi.
+            if (inProbeBw() && prevProbePrecautionary && !prevProbeTooHigh) {
+                startProbeBwRefill();
+                return true;
+            }
         }
         if (!sampler.hasPacket()) {
-            return;
+            return false;
         }
         if (isInflightTooHigh(sampler.sampleLost(), sampler.sampleTxInFlight())) {
             if (bwProbeSamples) {
                 handleInflightTooHigh(sampler.sampleTxInFlight(), sampler.sampleAppLimited(), now);
             }
-            return;
+            return false;
         }
         if (inflightHi == UNSET) {
-            return;
+            return false;
         }
         if (sampler.sampleTxInFlight() > inflightHi) {
             inflightHi = sampler.sampleTxInFlight();
@@ -507,6 +549,7 @@ public final class Bbr3 extends BbrBase {
         if (mode == CongestionMode.PROBE_BW_UP) {
             probeInflightHiUpward(acked, roundStart);
         }
+        return false;
     }
 
     private void probeInflightHiUpward(long acked, boolean roundStart) {
@@ -533,6 +576,12 @@ public final class Bbr3 extends BbrBase {
 
     /** The draft's {@code BBRCheckTimeToGoDown}: UP ends once the bandwidth stopped growing. */
     private boolean checkTimeToGoDown(long acked) {
+        // Precautionary probing, deceleration: after a probe that went too high, stop as soon as
+        // in flight reaches inflight_hi (draft IsTimeToGoDown; Linux stopped_risky_probe).
+        if (prevProbeTooHigh && inflightHi != UNSET && bytesInFlight >= inflightHi) {
+            prevProbePrecautionary = true;
+            return true;
+        }
         boolean cwndLimited = cwndLimitedInRound || bytesInFlight + acked >= cwnd;
         if (cwndLimited && inflightHi != UNSET && cwnd >= inflightHi) {
             // limited by inflight_hi, not by the path: keep probing (inflight_hi grows)
@@ -542,6 +591,29 @@ public final class Bbr3 extends BbrBase {
             return fullBwNow;
         }
         return false;
+    }
+
+    /**
+     * The data-rate sanity check where picoquic applies it ({@code BBRCheckPathSaturated} in
+     * {@code picoquic/bbr.c}, called from {@code BBRUpdateProbeBWCyclePhase} in the DOWN and CRUISE
+     * cases only): not while probing (UP/REFILL, where pacing above the delivery rate is the point),
+     * only once at least one round has passed since the probe ({@code rounds_since_bw_probe >= 1}),
+     * and it does not just reset the max filter but enters DRAIN so the queue it found is drained.
+     * Before (issue #15): every PROBE_BW phase, no round guard, filter reset only; bbr3 vs CUBIC in
+     * an 8-BDP buffer got 10.4 of 50 Mbit/s.
+     */
+    private boolean checkPathSaturated(long rtt) {
+        if (roundsSinceBwProbe < 1 || !deliveryRateInsane(rtt)) {
+            return false;
+        }
+        long rate = sampler.sampleRate();
+        maxBandwidth.reset(rate, cycleCount);
+        fullBw = rate;
+        ackPhase = AckPhase.PROBE_STOPPING;
+        rounds.startRoundNow(sampler.delivered());
+        enterDrain();
+        bw = Math.min(maxBandwidth.best(), bwLo);
+        return true;
     }
 
     private boolean checkTimeToCruise() {
@@ -598,6 +670,7 @@ public final class Bbr3 extends BbrBase {
         inflightLo = UNSET;
         bwProbeUpRounds = 0;
         bwProbeUpAcks = 0;
+        prevProbePrecautionary = false;
         ackPhase = AckPhase.REFILLING;
         rounds.startRoundNow(sampler.delivered());
         mode = CongestionMode.PROBE_BW_REFILL;
@@ -705,18 +778,28 @@ public final class Bbr3 extends BbrBase {
         }
     }
 
-    private void setCwnd(long acked) {
-        long maxInflight = quantizationBudget(bdpMultiple(bw, cwndGain) + ackAggregation.extraAcked());
-        if (packetConservation) {
-            cwnd = Math.max(cwnd, bytesInFlight + acked);
-        } else {
-            if (filledPipe) {
-                cwnd = Math.min(cwnd + acked, maxInflight);
-            } else if (cwnd < maxInflight || sampler.delivered() < initialWindow) {
-                cwnd += acked;
-            }
-            cwnd = Math.max(cwnd, minCwnd);
+    /**
+     * extra_acked capped at bw × 100 ms (Linux tcp_bbr.c {@code bbr_extra_acked_max_us}, applied in
+     * {@code bbr_ack_aggregation_cwnd}): one burst of compressed ACKs must not buy a window of
+     * seconds.
+     */
+    private long extraAckedCapped() {
+        long extra = ackAggregation.extraAcked();
+        long b = bw > 0 ? bw : maxBandwidth.best();
+        if (b > 0) {
+            extra = Math.min(extra, saturate(b * (EXTRA_ACKED_MAX_NANOS / 1e9)));
         }
+        return extra;
+    }
+
+    private void setCwnd(long acked) {
+        long maxInflight = quantizationBudget(bdpMultiple(bw, cwndGain) + extraAckedCapped());
+        if (filledPipe) {
+            cwnd = Math.min(cwnd + acked, maxInflight);
+        } else if (cwnd < maxInflight || sampler.delivered() < initialWindow) {
+            cwnd += acked;
+        }
+        cwnd = Math.max(cwnd, minCwnd);
         if (mode == CongestionMode.PROBE_RTT) {
             cwnd = Math.min(cwnd, probeRttCwnd());
         }

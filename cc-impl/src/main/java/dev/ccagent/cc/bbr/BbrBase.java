@@ -133,7 +133,7 @@ public abstract class BbrBase implements CongestionController {
         list.add(OptionSpec.duration(PROBE_RTT_DURATION, 1_000_000L, 10_000_000_000L, "200ms",
                 "time PROBE_RTT holds its small window (plus one round trip)"));
         list.add(OptionSpec.bool(LOW_RTT_LENIENCY, "on",
-                "at min RTT <= 128us (localhost) treat RTT changes within 128us as noise: no min-RTT expiry, no delay signals; size the window from at least 1ms of RTT"));
+                "at min RTT <= 128us (localhost) treat RTT changes within 128us as noise: no min-RTT expiry, no delay signals, and size the window from 1ms of RTT"));
         list.add(OptionSpec.bool(RATE_SANITY_CHECK, "on",
                 "reset the bandwidth estimate to the delivery rate when pacing > 3x delivery while RTT > 2x min RTT"));
         for (OptionSpec s : more) {
@@ -316,8 +316,8 @@ public abstract class BbrBase implements CongestionController {
     }
 
     /**
-     * Bandwidth × min RTT × gain, bytes; 0 when either is unknown. With low-RTT leniency on, the
-     * min RTT counts as at least {@value #BDP_RTT_FLOOR_NANOS} ns (RFC 9002's timer granularity):
+     * Bandwidth × min RTT × gain, bytes; 0 when either is unknown. With low-RTT leniency on and a
+     * min RTT of at most 128 µs, the min RTT counts as {@value #BDP_RTT_FLOOR_NANOS} ns (RFC 9002's timer granularity):
      * on loopback (min RTT ~100 µs) the true BDP is a handful of packets, and a window that small
      * makes the host wake its sender for every ACK: on kwik that cost 1.8× stock NewReno's CPU per
      * MB. A host cannot act on intervals below its timer granularity anyway.
@@ -327,7 +327,9 @@ public abstract class BbrBase implements CongestionController {
         if (bandwidth <= 0 || rtt <= 0) {
             return 0;
         }
-        if (lenientLowRtt) {
+        if (lenientLowRtt && rtt <= MinRttFilter.LOW_RTT_NANOS) {
+            // Only at loopback-like min RTTs (<= 128 us), as the option text says: on a 300 us
+            // LAN path flooring at 1 ms kept (1 ms - min RTT) x bw queued (issue #15).
             rtt = Math.max(rtt, BDP_RTT_FLOOR_NANOS);
         }
         return saturate(gain * bandwidth * (rtt / 1e9));
@@ -354,6 +356,14 @@ public abstract class BbrBase implements CongestionController {
      */
     protected final boolean deliveryRateInsane(long rttSample) {
         if (!rateSanityCheck || !sampler.hasRateSample() || sampler.sampleAppLimited()) {
+            return false;
+        }
+        if (cwndLimitedInRound) {
+            // A window-limited flow delivers window / RTT: behind a queue that competing flows
+            // hold (CUBIC in a deep buffer), that is far below the pacing rate without the
+            // estimate being wrong, and resetting to it collapses the estimate round after round
+            // (issue #15: bbr3 got 6 of 50 Mbit/s against CUBIC in an 8-BDP buffer). The check is
+            // meant for a pacing-limited flow whose rate the path does not deliver.
             return false;
         }
         long min = minRtt();

@@ -7,97 +7,113 @@ import dev.ccagent.cc.OptionSpec;
 import java.util.List;
 
 /**
- * Reno for high bandwidth-delay paths: a loss costs about one second of reduced window, whatever
- * the RTT. After the "pico" congestion controller of h2o/quicly ({@code lib/cc-pico.c}, Kazuho
- * Oku, 2021), in the form it had before it was re-tuned to mimic CUBIC's period (quicly commits
- * 51edf39e "implement pico cc" and e9ac4653/37bf413a: increase per acked byte
- * {@code (1/β − 1) × 1 Hz × RTT}, β = 0.7); see also the "High-BDP Reno" section of
- * {@code shared/reference/cc-anchors.md}.
+ * Reno for high bandwidth-delay paths, after the current "pico" congestion controller of
+ * h2o/quicly ({@code lib/cc-pico.c}: {@code pico_bytes_per_mtu_increase}, {@code pico_on_lost},
+ * {@code pico_on_acked}); written for this project, not translated.
  *
- * <p><b>Why.</b> Classic Reno adds one MSS per window acknowledged, i.e. one MSS per round trip.
- * Regaining the {@code (1−β)·W} lost at a congestion event therefore takes {@code (1−β)·W/mss}
- * round trips: with W = 1000 packets at 300 ms that is 90 s, so on long fat paths Reno never
- * gets back to its previous window between random losses (quicly measured Tokyo→US West, 300 ms:
- * ordinary Reno never recovered within 15 s).
+ * <p><b>Why.</b> Classic Reno adds one MSS per window acknowledged. Regaining the
+ * {@code (1−β)·W} lost at a congestion event takes {@code (1−β)·W/mss} round trips: with
+ * W = 1000 packets at 300 ms that is 90 s.
  *
- * <p><b>The rule.</b> In congestion avoidance every newly acknowledged byte may grow the window by
+ * <p><b>The rule (quicly's revision of pico, issue #15).</b> Once per congestion event, from the
+ * window before the reduction ("BDP": the pre-loss window; half of it when the loss ends slow
+ * start, which overshoots 2×) and the smoothed RTT at that moment, compute how many acked bytes
+ * buy one MSS of growth in the coming epoch, as the smaller of
  * <pre>
- *   increasePerAckedByte = max( mss / cwnd,                         (classic Reno: 1 MSS per cwnd)
- *                               min( 1, (1/β − 1) · srtt_seconds / {@value #RECOVERY_PERIOD_SECONDS} s ) )
+ *   Reno:  β·BDP                                  (one MSS per post-loss window)
+ *   CUBIC: 1.2937 / (1 − β) · K / srtt · mss,      K = ∛((1 − β)/0.4 · BDP/mss) seconds
  * </pre>
- * Acked bytes go into a stash; once {@code stash × increasePerAckedByte} amounts to at least one
- * MSS, the window grows by that many whole MSS and the stash gives up the bytes that paid for them
- * ({@code mss / increasePerAckedByte} each). A large ACK therefore feeds the whole stash at once
- * and can add several MSS in one step; rounding never loses credit.
+ * i.e. the faster of Reno's and CUBIC's recovery periods (1.2937 amortises CUBIC's fast-
+ * convergence epochs). The value stays fixed until the next congestion event: queueing delay
+ * during the epoch no longer speeds growth up, which made the 2021 form (increase recomputed on
+ * every ACK from the current srtt, regaining the window in ~1 s at any RTT) take 87% of a
+ * 100 Mbit/s, 200 ms link from CUBIC. Growth happens only while the window is in use
+ * ({@link WindowedController}: no growth while application limited). The option
+ * {@value #OPT_ONE_SECOND}{@code =on} keeps the 2021 one-second period instead of CUBIC's, but
+ * still computed once per loss event.
  *
- * <p><b>Why it takes about a second.</b> In one RTT about one window is acked, so the window grows
- * by {@code cwnd·(1/β − 1)·srtt} per RTT, i.e. at {@code cwnd·(1/β − 1)} bytes per second, a rate
- * that does not depend on the RTT. Starting from {@code β·W} that is {@code W·(1 − β)} per second,
- * exactly the amount lost (compounding makes it ≈ 0.85 s; the recovery round trip, which never
- * grows the window, comes on top). The {@code min(1, …)} keeps growth at or below slow start's
- * (the increase never exceeds the acked bytes, relevant above ~2.3 s RTT); the {@code max} with
- * Reno's rate keeps small-window, short-RTT connections at least as aggressive as Reno. quicly
- * summed the two terms; taking the larger is equivalent where either dominates and never exceeds
- * slow start.
- *
- * <p><b>Decrease.</b> {@code ssthresh = cwnd·β} (β = 0.7, option {@value #OPT_BETA}), once per
- * recovery period, floored at the minimum window; the first loss out of slow start uses the same
- * β (quicly uses 0.5 there). Persistent congestion, recovery periods, app-limited handling and
- * pacing come from {@link WindowedController}.
+ * <p><b>Decrease.</b> {@code cwnd·β} (β = 0.7, option {@value #OPT_BETA}) once per recovery
+ * period; the loss that ends slow start halves the window (quicly: the 1-RTT-late loss signal
+ * means slow start overshot by 2×). Floored at the minimum window.
  *
  * <p>No allocation on any per-packet path.
  */
 public final class HighBdpReno extends WindowedController {
 
     public static final String NAME = "reno-hbdp";
-    /** Loss reduction factor (quicly's QUICLY_RENO_BETA). */
+    /** Loss reduction factor (quicly's QUICLY_BETA_LOSS). */
     public static final double DEFAULT_BETA = 0.7;
-    /** The time in which the window should regain its pre-loss size (quicly: 1 Hz). */
+    /** Reduction when a loss ends slow start (quicly: 0.5). */
+    public static final double SLOW_START_EXIT_BETA = 0.5;
+    /** The 2021 form's recovery period (option period=1s). */
     public static final double RECOVERY_PERIOD_SECONDS = 1.0;
+    /** CUBIC's C. */
+    private static final double CUBIC_C = 0.4;
+    /** quicly's amortisation of fast-convergence epochs: (1 + 2·0.5^(1/3)) / 2. */
+    private static final double FAST_CONVERGENCE_FACTOR = 1.293700525984;
 
     public static final String OPT_BETA = "beta";
+    public static final String OPT_ONE_SECOND = "one-second-period";
 
     public static final AlgorithmDescriptor DESCRIPTOR = new AlgorithmDescriptor(NAME,
-            "Reno with RTT-independent recovery for high-BDP paths (after quicly's pico)",
-            List.of(OptionSpec.decimal(OPT_BETA, 0, true, 0.99, "0.7", "loss reduction factor")),
+            "Reno with CUBIC-like recovery period for high-BDP paths (after quicly's pico)",
+            List.of(OptionSpec.decimal(OPT_BETA, 0, true, 0.99, "0.7", "loss reduction factor"),
+                    OptionSpec.bool(OPT_ONE_SECOND, "off",
+                            "regain the window in about one second (pico's 2021 form) instead of min(Reno, CUBIC) periods")),
             HighBdpReno::new);
 
     private final double beta;
-    /** (1/β − 1) / recovery period: growth per acked byte per second of RTT. */
-    private final double increasePerByteAndRttSecond;
+    private final boolean oneSecond;
+    /** Acked bytes that buy one MSS of growth in this epoch (fixed per congestion event). */
+    private double bytesPerMssIncrease;
     /** Acked bytes in congestion avoidance not yet turned into window growth. */
     private double stash;
 
     public HighBdpReno(CcOptions options) {
         super(options);
         this.beta = options.getDouble(OPT_BETA);
-        this.increasePerByteAndRttSecond = (1 / beta - 1) / RECOVERY_PERIOD_SECONDS;
+        this.oneSecond = options.getBoolean(OPT_ONE_SECOND);
+        this.bytesPerMssIncrease = cwnd * beta; // quicly pico_init_pico_state
     }
 
     @Override
     protected void onCongestionAvoidanceAck(long ackedBytes, long ackTimeNanos) {
         stash += ackedBytes;
-        double perByte = increasePerAckedByte();
-        double stashPerMss = mss / perByte; // >= mss, since perByte <= 1
-        if (stash < stashPerMss) {
+        if (stash < bytesPerMssIncrease) {
             return;
         }
-        long steps = (long) (stash / stashPerMss);
+        long steps = (long) (stash / bytesPerMssIncrease);
         cwnd += steps * mss;
-        stash -= steps * stashPerMss;
+        stash -= steps * bytesPerMssIncrease;
     }
 
-    /** The window growth one acked byte buys in congestion avoidance right now (see class doc). */
+    /** Acked bytes per MSS of growth, from the pre-loss window estimate and the srtt at the loss. */
+    double bytesPerMssIncrease(long bdp, long rttNanos) {
+        double reno = beta * bdp;
+        double rttSeconds = Math.max(rttNanos, 1) / 1e9;
+        double other;
+        if (oneSecond) {
+            other = mss / ((1 / beta - 1) * rttSeconds / RECOVERY_PERIOD_SECONDS);
+        } else {
+            double k = Math.cbrt((1 - beta) / CUBIC_C * bdp / mss);
+            other = FAST_CONVERGENCE_FACTOR / (1 - beta) * k / rttSeconds * mss;
+        }
+        return Math.max(1, Math.min(reno, other));
+    }
+
+    /** The window growth one acked byte buys in congestion avoidance in this epoch. */
     public double increasePerAckedByte() {
-        double multiplicative = Math.min(1.0, increasePerByteAndRttSecond * (rtt() / 1e9));
-        double reno = (double) mss / cwnd;
-        return Math.max(reno, multiplicative);
+        return mss / bytesPerMssIncrease;
     }
 
     @Override
     protected void onCongestionEvent(long nowNanos) {
-        ssthresh = Math.max((long) (cwnd * beta), minWindow);
-        cwnd = ssthresh;
+        boolean exitingSlowStart = ssthresh == Long.MAX_VALUE;
+        long bdp = exitingSlowStart ? Math.max(cwnd / 2, minWindow) : cwnd;
+        double factor = exitingSlowStart ? SLOW_START_EXIT_BETA : beta;
+        cwnd = Math.max((long) (cwnd * factor), minWindow);
+        ssthresh = cwnd;
+        bytesPerMssIncrease = bytesPerMssIncrease(bdp, rtt());
         stash = 0;
     }
 

@@ -86,7 +86,9 @@ public abstract class WindowedController implements CongestionController {
             return;
         }
         this.bytesInFlight = bytesInFlight;
-        appLimited = false;
+        if (bytesInFlight + mss > cwnd) {
+            appLimited = false; // the window is in use again: no room for another full packet
+        }
         if (pacer != null) {
             pacer.onPacketSent(sentTimeNanos, bytes);
         }
@@ -101,7 +103,13 @@ public abstract class WindowedController implements CongestionController {
             minRtt = ack.minRttNanos;
         }
         long acked = 0;
-        boolean underutilised = appLimited && ack.priorBytesInFlight < cwnd / 2;
+        // RFC 9002 §7.8 ("When bytes in flight is smaller than the congestion window and sending
+        // is not pacing limited, the congestion window is underutilized ... [it] SHOULD NOT be
+        // increased") and RFC 9438 §5.8 (CUBIC must not grow while application limited): once
+        // the application ran dry, no growth until the window is full again. Before issue #15
+        // the flag cleared on every send and growth stopped only below half the window, so a
+        // steadily trickling application let it double again and again.
+        boolean underutilised = appLimited;
         for (int i = 0; i < ack.count(); i++) {
             int bytes = ack.bytes(i);
             acked += bytes;
@@ -155,6 +163,9 @@ public abstract class WindowedController implements CongestionController {
     @Override
     public boolean canSend(long bytesInFlight) {
         boolean room = bytesInFlight < cwnd;
+        if (!room) {
+            appLimited = false; // window-limited, not application-limited
+        }
         if (!room && pacer != null) {
             pacer.notBacklogged(); // window-limited time is not owed to the pacer
         }

@@ -143,15 +143,25 @@ class BandwidthSamplerTest {
         assertEquals(1083, s.sampleSentTime());
     }
 
+    /**
+     * A packet too far ahead for the ring is not tracked; the tracked ones are kept (issue #15:
+     * forgetting the oldest instead lost exactly the packets the next ACKs acknowledge), and the
+     * untracked packet's bytes still count as delivered.
+     */
     @Test
-    void hugePacketNumberGapForgetsOldestInsteadOfGrowingWithoutBound() {
+    void hugePacketNumberGapSkipsTheNewPacketInsteadOfGrowingWithoutBound() {
         BandwidthSampler s = new BandwidthSampler(16);
+        long far = 5 + 10L * BandwidthSampler.MAX_CAPACITY;
         s.onPacketSent(0, 5, MSS, MSS);
-        s.onPacketSent(1, 5 + 10L * BandwidthSampler.MAX_CAPACITY, MSS, 2 * MSS);
+        s.onPacketSent(1, far, MSS, 2 * MSS);
         assertTrue(s.capacity() <= BandwidthSampler.MAX_CAPACITY);
         assertEquals(1, s.trackedPackets());
+        assertEquals(1, s.skippedPackets());
         ackOne(s, 100, 5, 0);
-        assertFalse(s.hasPacket(), "forgotten");
+        assertTrue(s.hasPacket(), "the tracked packet is kept");
+        ackOne(s, 200, far, 0);
+        assertFalse(s.hasPacket(), "the skipped packet gives no sample");
+        assertEquals(2L * MSS, s.delivered(), "but its bytes were delivered");
     }
 
     @Test

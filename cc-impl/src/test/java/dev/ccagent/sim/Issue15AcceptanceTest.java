@@ -1,0 +1,141 @@
+package dev.ccagent.sim;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Locale;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Simulator acceptance tests of issue #15 (algorithms against the reference implementations).
+ * Every run is deterministic (fixed seeds); each test prints what it measured, and each failed
+ * before the fix it pins (see the commit that added it).
+ */
+class Issue15AcceptanceTest {
+
+    static final long S = 1_000_000_000L;
+    static final long MS = 1_000_000L;
+
+    static void report(String format, Object... args) {
+        System.out.println("[issue15] " + String.format(Locale.ROOT, format, args));
+    }
+
+    static SimulationResult pair(String a, String b, long rate, long rttMs, double bufferBdp, long seconds) {
+        return new Simulator(SimulationConfig.builder()
+                .rateBitsPerSecond(rate).rttNanos(rttMs * MS).bufferBdp(bufferBdp)
+                .flow(FlowConfig.of(a)).flow(FlowConfig.of(b))
+                .durationNanos(seconds * S).build()).run();
+    }
+
+    // ------------------------------------------------------------------ 1. rate sanity check
+
+    /**
+     * bbr3 vs CUBIC, 50 Mbit/s, 40 ms, 8-BDP buffer, 40 s: Jain ≥ 0.85. Before the fix the sanity
+     * check fired in UP/REFILL too and kept resetting bbr3's estimate: 10.4 vs 39.4 Mbit/s, 0.746.
+     */
+    @Test
+    void rateSanityCheckLeavesBbr3ItsShareAgainstCubicInDeepBuffer() {
+        SimulationResult r = pair("bbr3", "cubic", 50_000_000, 40, 8.0, 40);
+        double jain = r.jainFairness();
+        report("bbr3 vs cubic 50Mbit/40ms 8BDP 40s: %.2f / %.2f Mbit/s, Jain %.3f",
+                r.flow(0).goodputBps() / 1e6, r.flow(1).goodputBps() / 1e6, jain);
+        assertTrue(jain >= 0.85, "Jain " + jain);
+        assertTrue(r.linkUtilization() > 0.95);
+    }
+
+    // ------------------------------------------------------------------ 2. BBRv3 loss response
+
+    /**
+     * bbr3 under random loss, 50 ms, 1-BDP buffer, 20 s: at 1% ≥ 90% of link·(1−p) at 20 and
+     * 50 Mbit/s; at 2% ≥ 85%. Before the fix (in-flight + 1 packet on every first loss, lower
+     * bounds from that cut): 11.9 and 37.3 Mbit/s at 1%, 5.8 and 18.1 Mbit/s at 2%.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"20000000,0.01,0.90", "50000000,0.01,0.90",
+            "20000000,0.02,0.85", "50000000,0.02,0.85"})
+    void bbr3KeepsTheLinkUnderRandomLoss(long rate, double loss, double share) {
+        SimulationResult.FlowResult f = new Simulator(SimulationConfig.builder()
+                .rateBitsPerSecond(rate).rttNanos(50 * MS).bufferBdp(1.0).lossProbability(loss).seed(7)
+                .flow(FlowConfig.of("bbr3")).durationNanos(20 * S).build()).run().flow(0);
+        double target = share * rate * (1 - loss);
+        report("bbr3 %.0f%% loss %d Mbit/s 50ms 1BDP 20s: %.2f Mbit/s = %.1f%% of link*(1-p) (target %.0f%%)",
+                100 * loss, rate / 1_000_000, f.goodputBps() / 1e6, 100 * f.goodputBps() / (rate * (1 - loss)),
+                100 * share);
+        assertTrue(f.goodputBps() >= target, "goodput " + f.goodputBps() + " < " + target);
+    }
+
+    // ------------------------------------------------------------------ 6. low-RTT floor
+
+    /**
+     * 1 Gbit/s, 300 µs (a LAN), 1-BDP buffer, 2 s: the 1 ms RTT floor of low-RTT leniency applies
+     * only at min RTT ≤ 128 µs, as its option text says, so a 300 µs path keeps no standing queue:
+     * queue p50 ≤ 10% of the base RTT, loss < 1%. Before: the floor applied below 1 ms, bbr1
+     * sized its window from 1 ms (queue p50 0.3 ms = the whole buffer, 5.8% loss).
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"bbr1", "bbr3"})
+    void lanPathKeepsNoStandingQueue(String algo) {
+        SimulationResult.FlowResult f = new Simulator(SimulationConfig.builder()
+                .rateBitsPerSecond(1_000_000_000L).rttNanos(300_000).bufferBdp(1.0)
+                .flow(FlowConfig.of(algo)).durationNanos(2 * S).build()).run().flow(0);
+        long p50 = f.queueDelayPercentile(0.5);
+        report("%s 1Gbit/300us 1BDP 2s: goodput %.1f Mbit/s, queue p50 %.1f us, loss %.2f%%",
+                algo, f.goodputBps() / 1e6, p50 / 1e3, 100 * f.lossRate());
+        assertTrue(p50 <= 30_000, "queue p50 " + p50 + " ns");
+        assertTrue(f.lossRate() < 0.01, "loss " + f.lossRate());
+        assertTrue(f.goodputBps() > 0.9e9, "goodput " + f.goodputBps());
+    }
+
+    // ------------------------------------------------------------------ 7. app-limited growth
+
+    /**
+     * An application writing one 1200-byte packet every millisecond (9.6 Mbit/s) on a 20 Mbit/s,
+     * 40 ms path for 20 s keeps about 48 kB in flight. RFC 9002 §7.8 and RFC 9438 §5.8: the
+     * window must not grow while under-utilised: it ends within 1.25× the most that was ever in
+     * flight (the backlog of the first round trips, sent window-limited, grows it legitimately),
+     * and it does not change from 2 s to the end. Before: the app-limited flag cleared on every
+     * send and growth stopped only below half the window: 163 kB for at most 96 kB in flight.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"newreno", "cubic"})
+    void windowDoesNotGrowWhileApplicationLimited(String algo) {
+        long[] at2s = {0};
+        long[] maxInflight = {0};
+        SimulationResult.FlowResult f = new Simulator(SimulationConfig.builder()
+                .rateBitsPerSecond(20_000_000).rttNanos(40 * MS).bufferBdp(1.0)
+                .flow(FlowConfig.of(algo).appWrites(1200, MS)).durationNanos(20 * S)
+                .sampleIntervalNanos(10 * MS)
+                .observer(new SimulationObserver() {
+                    @Override
+                    public void onSample(long now, int flow, dev.ccagent.cc.CcSnapshot s, long q, long rtt) {
+                        if (now <= 2 * S) {
+                            at2s[0] = s.congestionWindow;
+                        }
+                        maxInflight[0] = Math.max(maxInflight[0], s.bytesInFlight);
+                    }
+                }).build()).run().flow(0);
+        report("%s app-limited 9.6 Mbit/s on 20 Mbit/s/40ms: goodput %.2f Mbit/s, cwnd at 2 s %d B, at 20 s %d B,"
+                        + " most in flight %d B",
+                algo, f.goodputBps() / 1e6, at2s[0], f.finalState.congestionWindow, maxInflight[0]);
+        assertTrue(f.finalState.congestionWindow <= 1.25 * maxInflight[0],
+                "cwnd " + f.finalState.congestionWindow + " grew past 1.25x the most ever in flight " + maxInflight[0]);
+        assertTrue(f.finalState.congestionWindow <= at2s[0], "cwnd grew from " + at2s[0] + " to "
+                + f.finalState.congestionWindow + " while under-utilised");
+        assertTrue(f.goodputBps() > 9_000_000, "the application's rate is delivered: " + f.goodputBps());
+    }
+
+    // ------------------------------------------------------------------ 4. reno-hbdp
+
+    /**
+     * reno-hbdp vs CUBIC, 100 Mbit/s, 200 ms, 1-BDP buffer, 60 s: Jain ≥ 0.8. Before (the 2021
+     * pico, increase recomputed per ACK from the current srtt): 91.0 vs 6.7 Mbit/s, Jain 0.573.
+     */
+    @Test
+    void highBdpRenoSharesWithCubic() {
+        SimulationResult r = pair("reno-hbdp", "cubic", 100_000_000, 200, 1.0, 60);
+        double jain = r.jainFairness();
+        report("reno-hbdp vs cubic 100Mbit/200ms 1BDP 60s: %.2f / %.2f Mbit/s, Jain %.3f",
+                r.flow(0).goodputBps() / 1e6, r.flow(1).goodputBps() / 1e6, jain);
+        assertTrue(jain >= 0.8, "Jain " + jain);
+    }
+}
