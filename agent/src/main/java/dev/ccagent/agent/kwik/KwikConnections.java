@@ -29,7 +29,7 @@ public final class KwikConnections {
      */
     public static int detachAll() {
         int switched = 0;
-        for (KwikControllerAdapter a : live()) {
+        for (KwikLiveConnection a : live()) {
             try {
                 if (a.switchToStock()) {
                     switched++;

@@ -564,7 +564,8 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
      * Hands the connection to kwik's controller (detach): true for the call that switched it. Safe
      * from any thread; never throws.
      */
-    boolean switchToStock() {
+    @Override
+    public boolean switchToStock() {
         boolean first;
         synchronized (this) {
             first = switchLocked();

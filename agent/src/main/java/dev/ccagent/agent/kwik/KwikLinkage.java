@@ -28,6 +28,7 @@ final class KwikLinkage {
     static final List<String> HELPERS = List.of(
             "dev.ccagent.agent.kwik.KwikHooks",
             "dev.ccagent.agent.kwik.KwikControllerAdapter",
+            "dev.ccagent.agent.kwik.KwikMeter",
             "dev.ccagent.agent.kwik.KwikReflection",
             "dev.ccagent.agent.kwik.KwikTelemetry",
             "dev.ccagent.agent.kwik.KwikConnectionSelector");

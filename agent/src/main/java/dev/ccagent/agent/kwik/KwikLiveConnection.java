@@ -22,4 +22,10 @@ public interface KwikLiveConnection {
     long getWindowSize();
 
     long getBytesInFlight();
+
+    /**
+     * Detach: hands the connection to kwik's own controller (our bytes in flight go with it); true when
+     * it was ours until now. Never throws.
+     */
+    boolean switchToStock();
 }

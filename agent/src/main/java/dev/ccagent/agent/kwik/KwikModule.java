@@ -5,14 +5,12 @@ import dev.ccagent.agent.instrument.Requirement;
 import dev.ccagent.agent.instrument.TargetModule;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
-import net.bytebuddy.asm.MemberSubstitution;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.matcher.ElementMatcher;
 
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import static net.bytebuddy.matcher.ElementMatchers.isDeclaredBy;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
@@ -185,19 +183,7 @@ public final class KwikModule extends TargetModule {
         }
         if (config.fixKwikStreamStall()) {
             ElementMatcher<ClassLoader> raceThere = l -> loaderCheck.matches(l) && streamStallRacePresent(l);
-            b = b.type(typeThenLoader(named(STREAM_OUTPUT), raceThere))
-                    .transform((typeBuilder, type, loader, module, domain) -> {
-                        try {
-                            return typeBuilder.visit(MemberSubstitution.relaxed()
-                                    .method(named("get").and(isDeclaredBy(AtomicInteger.class)))
-                                    .replaceWith(KwikStreamStallFix.class.getMethod("claim", AtomicInteger.class))
-                                    .method(named("incrementAndGet").and(isDeclaredBy(AtomicInteger.class)))
-                                    .replaceWith(KwikStreamStallFix.class.getMethod("alreadyClaimed", AtomicInteger.class))
-                                    .on(named("scheduleSendStreamFrameRequest")));
-                        } catch (NoSuchMethodException e) {
-                            throw new IllegalStateException(e);
-                        }
-                    });
+            b = KwikStreamStallFixModule.patch(b, raceThere);
         }
         return b;
     }

@@ -60,6 +60,15 @@ public final class KwikStreamStallFixModule extends TargetModule {
 
     @Override
     public AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+        return patch(builder, loaderCheck);
+    }
+
+    /**
+     * The patch itself (also applied by {@link KwikModule} with the swap): in
+     * {@code scheduleSendStreamFrameRequest} a compare-and-set claims the slot before the request becomes
+     * visible.
+     */
+    static AgentBuilder patch(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
         return builder.type(KwikModule.typeThenLoader(named(STREAM_OUTPUT), loaderCheck))
                 .transform((typeBuilder, type, loader, module, domain) -> {
                     try {
