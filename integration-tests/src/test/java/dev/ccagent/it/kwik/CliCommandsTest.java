@@ -175,9 +175,13 @@ class CliCommandsTest {
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void aJvmThatForbidsDynamicAgentsIsNamed() throws Exception {
-        Path jdk25 = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(jdk25),
-                "needs a JDK 21+ for -XX:-EnableDynamicAgentLoading (" + jdk25 + ")");
+        // a JDK 21+ for -XX:-EnableDynamicAgentLoading: JAVA25_HOME, else a scan of /usr/lib/jvm (Jdks)
+        java.util.Optional<Path> home = dev.ccagent.it.Jdks.find(25);
+        if (home.isEmpty()) {
+            System.out.println("[it] SKIPPED aJvmThatForbidsDynamicAgentsIsNamed: no JDK 25 (set JAVA25_HOME)");
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(home.isPresent(), "no JDK 25 found (set JAVA25_HOME)");
+        Path jdk25 = dev.ccagent.it.Jdks.java(home.get());
         Path dir = KwikIt.workDir("cli-no-dynamic");
         try (ForkedJvm target = ForkedJvm.builder("locked", KwikBulkServer.class.getName())
                 .java(jdk25.toString()).classPath(KwikIt.appClassPath()).dir(dir)
