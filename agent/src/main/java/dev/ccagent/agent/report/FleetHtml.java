@@ -59,7 +59,7 @@ public final class FleetHtml {
                 .append("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}")
                 .append("table{border-collapse:collapse;margin:.5em 0 1.2em}td,th{border:1px solid #ccc;padding:3px 8px;")
                 .append("text-align:right;font-size:13px;white-space:nowrap}th{background:#f1f3f5}")
-                .append("td.l,th.l{text-align:left}td.w{white-space:normal;min-width:170px;max-width:240px}.v{font-weight:600;border-radius:3px;padding:1px 6px}")
+                .append("td.l,th.l{text-align:left}td.w{white-space:normal;min-width:170px;max-width:240px}td.ww{white-space:normal;max-width:200px}.v{font-weight:600;border-radius:3px;padding:1px 6px}")
                 .append(".better{background:#d3f9d8;color:#2b8a3e}.worse{background:#ffe3e3;color:#c92a2a}")
                 .append(".nodiff{background:#f1f3f5;color:#495057}.nodata{background:#fff3bf;color:#8f6b00}")
                 .append(".warn{color:#c92a2a}.note{color:#555;font-size:13px}.charts{display:flex;flex-wrap:wrap;gap:12px}")
@@ -248,7 +248,7 @@ public final class FleetHtml {
             StringBuilder ctl = new StringBuilder();
             a.controllers.forEach((k, v) -> ctl.append(ctl.length() > 0 ? ", " : "").append(k).append(' ').append(v));
             h.append("<tr><td class=\"l\">").append(esc(a.name)).append(a == r.baseline() ? " (baseline)" : "")
-                    .append("</td><td>").append(a.connections).append("</td><td class=\"l w\">").append(esc(ctl.toString()))
+                    .append("</td><td>").append(a.connections).append("</td><td class=\"l ww\">").append(esc(ctl.toString()))
                     .append("</td><td>").append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.1))).append(" / ")
                     .append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.5))).append(" / ")
                     .append(FleetOutput.rate(Quantiles.ofSorted(a.goodput, 0.9)))
@@ -257,7 +257,7 @@ public final class FleetHtml {
                     .append(FleetOutput.ms(Quantiles.ofSorted(a.rttP50Millis, 0.5))).append(" / ")
                     .append(FleetOutput.ms(Quantiles.ofSorted(a.rttP95Millis, 0.5))).append("</td><td>")
                     .append(FleetOutput.pct(a.aggregateLossRate())).append("</td><td>")
-                    .append(esc(RecordingReport.bytes((long) a.bytesAcked))).append("</td><td class=\"l w\">")
+                    .append(esc(RecordingReport.bytes((long) a.bytesAcked))).append("</td><td class=\"l ww\">")
                     .append(esc(a.alarms.isEmpty() ? "none" : a.alarms.toString())).append("</td></tr>");
         }
         h.append("</table><p class=\"note\">RTT p50/p95: median over connections of each connection's p50/p95. "
