@@ -164,8 +164,9 @@ public final class Guard {
                 double p = mannWhitneyGreater(k[0], b[0]);
                 if (p < c.pValue()) {
                     rollBack(arm, base, config, "loss ratio", cl, bl, c.lossRatio(), n, b[0].length,
-                            String.format(Locale.ROOT, "median loss rate %.2f%% vs %.2f%% (%.1fx > %.1fx), Mann-Whitney p=%.2g",
-                                    100 * cl, 100 * bl, bl > 0 ? cl / bl : Double.POSITIVE_INFINITY, c.lossRatio(), p));
+                            String.format(Locale.ROOT, "median loss rate %.2f%% vs %.2f%% (%s > %.1fx), Mann-Whitney p=%.2g",
+                                    100 * cl, 100 * bl, bl > 0 ? String.format(Locale.ROOT, "%.1fx", cl / bl)
+                                            : "baseline lost nothing", c.lossRatio(), p));
                     continue;
                 }
             }

@@ -78,6 +78,28 @@ class GuardTest {
     }
 
     @Test
+    void spinAlarmRollsBackAndControlShowsAndReEnablesIt() throws Exception {
+        config("cc=stock;canary=bbr1:50%;guard=on");
+        dev.ccagent.agent.control.Control.register(() -> AgentRuntime.setConfig(null),
+                (c, how) -> AgentRuntime.setConfig(c));
+        ArmStats.of("kwik", "default", "stock");
+        ArmStats canary = ArmStats.of("kwik", "canary", "bbr1");
+        canary.alarm("send-loop spin");
+        assertTrue(canary.isRolledBack());
+        assertTrue(canary.getRollbackEvidence().contains("spin alarm"), canary.getRollbackEvidence());
+        javax.management.MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        ObjectName control = new ObjectName(dev.ccagent.agent.control.Control.OBJECT_NAME);
+        String[] arms = (String[]) server.getAttribute(control, "Arms");
+        assertTrue(java.util.Arrays.stream(arms).anyMatch(l -> l.startsWith("kwik canary:bbr1") && l.contains("ROLLED BACK")),
+                java.util.Arrays.toString(arms));
+        // an unrelated change keeps the rollback; a canary decision re-enables the arm
+        server.invoke(control, "set", new Object[] {"log=info"}, new String[] {String.class.getName()});
+        assertTrue(canary.isRolledBack());
+        server.invoke(control, "set", new Object[] {"canary=bbr1:50%"}, new String[] {String.class.getName()});
+        assertFalse(canary.isRolledBack());
+    }
+
+    @Test
     void guardOffOnlyCounts() {
         config("cc=stock;canary=newreno:50%;guard.min-connections=5");
         ArmStats base = ArmStats.of("kwik", "default", "stock");

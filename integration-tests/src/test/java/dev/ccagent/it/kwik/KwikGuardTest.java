@@ -46,36 +46,12 @@ class KwikGuardTest {
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void floodingCanaryIsRolledBack() throws Exception {
-        Path dir = KwikIt.workDir("guard");
-        Path rec = dir.resolve("server.jfr").toAbsolutePath();
-        Files.deleteIfExists(rec);
         String args = "cc=stock;canary=" + FaultyFlood.NAME + ":50%;guard=on;guard.min-connections=" + MIN_CONNECTIONS
-                + ";guard.window=" + WINDOW_SECONDS + "s;fix.kwik-stream-stall=on;jfr=" + rec;
-        String testClasses = Path.of(KwikGuardTest.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-        ForkedJvm jvm = ForkedJvm.builder("server", KwikBulkServer.class.getName())
-                .classPath(KwikIt.appClassPath() + File.pathSeparator + testClasses)
-                .dir(dir)
-                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
-                .javaagent(KwikIt.agentJar(), args)
-                .args("--keystore", KwikIt.keyStore().toString())
-                .start();
-        KwikIt.ClientRun run;
-        String serverErr;
-        try (KwikIt.Server server = KwikIt.awaitPort(jvm)) {
-            LinkProfile down = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).bufferBdp(1, RTT_NANOS).build();
-            LinkProfile up = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).build();
-            try (LinkEmulator emulator = LinkEmulator.start(new InetSocketAddress("127.0.0.1", server.port), up, down, 11)) {
-                run = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(150),
-                        "--port", Integer.toString(emulator.port()), "--mode", "down", "--bytes", "400000",
-                        "--connections", Integer.toString(CONNECTIONS), "--parallel", "1", "--seed", "500");
-            }
-            assertTrue(run.allOk(CONNECTIONS), "transfers not all intact:\n" + run.describe + server.jvm.describe());
-            server.jvm.closeStdin();
-            assertEquals(0, server.jvm.waitFor(Duration.ofSeconds(60)), server.jvm.describe());
-            serverErr = server.jvm.stderr();
-        }
-
-        List<RecordedEvent> events = RecordingFile.readAllEvents(rec);
+                + ";guard.window=" + WINDOW_SECONDS + "s;fix.kwik-stream-stall=on";
+        Run r = run("guard", args, 0, CONNECTIONS, 400_000);
+        KwikIt.ClientRun run = r.client;
+        String serverErr = r.serverErr;
+        List<RecordedEvent> events = r.events;
         List<RecordedEvent> rollbacks = new ArrayList<>();
         Map<String, RecordedEvent> assigned = new HashMap<>();
         Map<String, RecordedEvent> summaries = new HashMap<>();
@@ -150,5 +126,64 @@ class KwikGuardTest {
                 "rolled back " + Duration.between(firstCanary, at) + " after the first canary connection");
         assertTrue(redirected > 0, "no connection that the selector put on the canary came after the rollback:"
                 + " raise CONNECTIONS");
+    }
+
+    /** A finished guard run: the client's results, the server's log and recording. */
+    record Run(KwikIt.ClientRun client, String serverErr, List<RecordedEvent> events) {
+    }
+
+    /** A kwik server with {@code args} (+ a recording) behind the emulator, and one client of sequential downloads. */
+    static Run run(String name, String args, double loss, int connections, long bytes) throws Exception {
+        Path dir = KwikIt.workDir(name);
+        Path rec = dir.resolve("server.jfr").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        String testClasses = Path.of(KwikGuardTest.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        ForkedJvm jvm = ForkedJvm.builder("server", KwikBulkServer.class.getName())
+                .classPath(KwikIt.appClassPath() + File.pathSeparator + testClasses)
+                .dir(dir)
+                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
+                .javaagent(KwikIt.agentJar(), args + ";jfr=" + rec)
+                .args("--keystore", KwikIt.keyStore().toString())
+                .start();
+        try (KwikIt.Server server = KwikIt.awaitPort(jvm)) {
+            LinkProfile down = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).loss(loss)
+                    .bufferBdp(1, RTT_NANOS).build();
+            LinkProfile up = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).build();
+            KwikIt.ClientRun client;
+            try (LinkEmulator emulator = LinkEmulator.start(new InetSocketAddress("127.0.0.1", server.port), up, down, 11)) {
+                client = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(150),
+                        "--port", Integer.toString(emulator.port()), "--mode", "down", "--bytes", Long.toString(bytes),
+                        "--connections", Integer.toString(connections), "--parallel", "1", "--seed", "500");
+            }
+            assertTrue(client.allOk(connections), "transfers not all intact:\n" + client.describe + server.jvm.describe());
+            server.jvm.closeStdin();
+            assertEquals(0, server.jvm.waitFor(Duration.ofSeconds(60)), server.jvm.describe());
+            return new Run(client, server.jvm.stderr(), RecordingFile.readAllEvents(rec));
+        }
+    }
+
+    /**
+     * A/A: two arms with the same algorithm ({@code cc=cubic;canary=cubic:50%}) at 1% random loss; the
+     * guard judges both arms (each reaches min-connections) and must not invent a rollback.
+     */
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void identicalArmsAreNotRolledBack() throws Exception {
+        Run r = run("guard-aa", "cc=cubic;canary=cubic:50%;guard=on;guard.min-connections=" + MIN_CONNECTIONS
+                + ";guard.window=" + WINDOW_SECONDS + "s;fix.kwik-stream-stall=on", 0.01, 24, 300_000);
+        Map<String, Integer> closed = new java.util.TreeMap<>();
+        for (RecordedEvent e : r.events) {
+            String type = e.getEventType().getName();
+            assertTrue(!type.equals("dev.ccagent.CanaryRolledBack"), "A/A rolled back: " + e);
+            if (type.equals("dev.ccagent.ConnectionSummary") && e.getString("trigger").equals("close")
+                    && e.getString("role").equals("server")) {
+                closed.merge(e.getString("canaryArm") + ":" + e.getString("algorithm"), 1, Integer::sum);
+            }
+        }
+        System.out.println("[it] guard A/A: closed connections per arm " + closed);
+        assertTrue(r.serverErr.lines().noneMatch(l -> l.contains("guard: rolled back")), r.serverErr);
+        // the guard had enough connections in both arms to judge: the absence of a rollback means something
+        assertTrue(closed.getOrDefault("default:cubic", 0) >= MIN_CONNECTIONS
+                && closed.getOrDefault("canary:cubic", 0) >= MIN_CONNECTIONS, closed.toString());
     }
 }
