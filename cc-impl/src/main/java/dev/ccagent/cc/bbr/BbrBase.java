@@ -358,14 +358,6 @@ public abstract class BbrBase implements CongestionController {
         if (!rateSanityCheck || !sampler.hasRateSample() || sampler.sampleAppLimited()) {
             return false;
         }
-        if (cwndLimitedInRound) {
-            // A window-limited flow delivers window / RTT: behind a queue that competing flows
-            // hold (CUBIC in a deep buffer), that is far below the pacing rate without the
-            // estimate being wrong, and resetting to it collapses the estimate round after round
-            // (issue #15: bbr3 got 6 of 50 Mbit/s against CUBIC in an 8-BDP buffer). The check is
-            // meant for a pacing-limited flow whose rate the path does not deliver.
-            return false;
-        }
         long min = minRtt();
         if (min <= 0 || rttSample <= 0) {
             return false;
