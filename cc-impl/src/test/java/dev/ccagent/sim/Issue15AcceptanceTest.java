@@ -147,4 +147,36 @@ class Issue15AcceptanceTest {
                 r.flow(0).goodputBps() / 1e6, r.flow(1).goodputBps() / 1e6, jain);
         assertTrue(jain >= 0.8, "Jain " + jain);
     }
+
+    // ------------------------------------------------------------------ issue #16: documented splits
+
+    private static double bbr1Share(String other, boolean drainToTarget) {
+        java.util.Map<String, String> opts = drainToTarget
+                ? java.util.Map.of(dev.ccagent.cc.bbr.Bbr1.DRAIN_TO_TARGET, "on") : java.util.Map.of();
+        SimulationResult r = new Simulator(SimulationConfig.builder()
+                .rateBitsPerSecond(20_000_000).rttNanos(40 * MS).bufferBdp(2.0)
+                .flow(FlowConfig.of("bbr1").options(opts)).flow(FlowConfig.of(other).startNanos(2 * S))
+                .durationNanos(30 * S).build()).run();
+        double a = r.flow(0).deliveredBetween(15 * S, 30 * S);
+        double b = r.flow(1).deliveredBetween(15 * S, 30 * S);
+        return a / (a + b);
+    }
+
+    /**
+     * The bbr1 shares BENCHMARKS.md quotes (20 Mbit/s, 40 ms, 2-BDP buffer, second flow at 2 s,
+     * 15–30 s), asserted with ±8 points: bbr1 vs CUBIC about 50% by default; with
+     * drain-to-target about 37% vs CUBIC and 23% vs NewReno (issue #16 asked that these be
+     * asserted or dropped; the figures are as measured after issue #15's changes).
+     */
+    @Test
+    void documentedBbr1SharesHold() {
+        double cubic = bbr1Share("cubic", false);
+        double cubicDrain = bbr1Share("cubic", true);
+        double renoDrain = bbr1Share("newreno", true);
+        report("bbr1 share 20Mbit/40ms 2BDP 15-30s: vs cubic %.1f%%, drain-to-target vs cubic %.1f%%, vs newreno %.1f%%",
+                100 * cubic, 100 * cubicDrain, 100 * renoDrain);
+        assertTrue(Math.abs(cubic - 0.50) <= 0.08, "vs cubic " + cubic);
+        assertTrue(Math.abs(cubicDrain - 0.37) <= 0.08, "drain-to-target vs cubic " + cubicDrain);
+        assertTrue(Math.abs(renoDrain - 0.23) <= 0.08, "drain-to-target vs newreno " + renoDrain);
+    }
 }
