@@ -168,8 +168,11 @@ class BbrAcceptanceTest {
             assertTrue(f.finalState.mode.isProbeBw());
         }
         assertTrue(rate[0] <= 0.30, "bbr1 startup loss " + rate[0]);
-        // Target 10% not met (see javadoc); guard the measured figure.
-        assertTrue(rate[1] <= 0.11, "bbr3 startup loss " + rate[1]);
+        // Target 10% not met (see javadoc); guard the measured figure. Issue #15 raised it from 11%
+        // to 18%: bbr3 now follows the draft's loss recovery (fast recovery saves the window
+        // instead of cutting it to in-flight + 1 packet), so STARTUP keeps sending until its loss
+        // exit, and DRAIN paces at the latest draft's 0.5 instead of 0.35.
+        assertTrue(rate[1] <= 0.18, "bbr3 startup loss " + rate[1]);
     }
 
     // ------------------------------------------------------------------ PROBE_RTT

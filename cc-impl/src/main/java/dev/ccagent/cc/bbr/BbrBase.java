@@ -40,10 +40,11 @@ import java.util.SplittableRandom;
  *       expire and PROBE_RTT is not entered for want of a strictly lower sample
  *       ({@link MinRttFilter}), and the delay condition of the sanity check below also needs the
  *       RTT to exceed the min by 128 µs; after picoquic's {@code PICOQUIC_MINRTT_THRESHOLD}.</li>
- *   <li>{@value #RATE_SANITY_CHECK}: in PROBE_BW, if the pacing rate exceeds three times a
- *       (non-app-limited) measured delivery rate while the RTT is above twice the min RTT, the
- *       max-bandwidth filter is reset to the delivery rate; after picoquic's
- *       {@code BBRCheckPathSaturated} in {@code picoquic/bbr.c}.</li>
+ *   <li>{@value #RATE_SANITY_CHECK}: in the PROBE_BW phases that do not probe (v3: DOWN and
+ *       CRUISE, entering DRAIN; v1: the gain-1 phases), at least one round after the last probe,
+ *       if the pacing rate exceeds three times a (non-app-limited) measured delivery rate while
+ *       the RTT is above twice the min RTT, the max-bandwidth filter is reset to the delivery
+ *       rate; after picoquic's {@code BBRCheckPathSaturated} in {@code picoquic/bbr.c}.</li>
  * </ul>
  *
  * <p>Every per-packet and per-ACK path is allocation free.
@@ -356,14 +357,6 @@ public abstract class BbrBase implements CongestionController {
      */
     protected final boolean deliveryRateInsane(long rttSample) {
         if (!rateSanityCheck || !sampler.hasRateSample() || sampler.sampleAppLimited()) {
-            return false;
-        }
-        if (cwndLimitedInRound) {
-            // A window-limited flow delivers window / RTT: behind a queue that competing flows
-            // hold (CUBIC in a deep buffer), that is far below the pacing rate without the
-            // estimate being wrong, and resetting to it collapses the estimate round after round
-            // (issue #15: bbr3 got 6 of 50 Mbit/s against CUBIC in an 8-BDP buffer). The check is
-            // meant for a pacing-limited flow whose rate the path does not deliver.
             return false;
         }
         long min = minRtt();
