@@ -194,8 +194,12 @@ public final class CpuSpinMonitor {
 
     /** One sampling period (detector thread). */
     void tick() {
+        tick(System.nanoTime());
+    }
+
+    /** One sampling period at {@code now} (tests drive the clock). */
+    void tick(long now) {
         tick++;
-        long now = System.nanoTime();
         List<Reading> readings = new ArrayList<>();
         for (Source s : SOURCES) {
             try {
