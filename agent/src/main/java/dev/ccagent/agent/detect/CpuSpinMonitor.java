@@ -194,8 +194,12 @@ public final class CpuSpinMonitor {
 
     /** One sampling period (detector thread). */
     void tick() {
+        tick(System.nanoTime());
+    }
+
+    /** One sampling period at {@code now} (tests drive the clock). */
+    void tick(long now) {
         tick++;
-        long now = System.nanoTime();
         List<Reading> readings = new ArrayList<>();
         for (Source s : SOURCES) {
             try {
@@ -210,7 +214,15 @@ public final class CpuSpinMonitor {
             }
             Conn c = conns.computeIfAbsent(r.key, k -> new Conn());
             c.seen = tick;
-            Track t = tracks.computeIfAbsent(r.threadId, Track::new);
+            Track t = tracks.get(r.threadId);
+            if (t == null) {
+                t = new Track(r.threadId);
+                tracks.put(r.threadId, t);
+                if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
+                    AgentLog.debug("CPU spin monitor: watching thread " + r.threadId + " (" + r.library
+                            + (r.sharedThread ? ", shared by its connections" : "") + ") for connection " + r.connectionId);
+                }
+            }
             t.seen = tick;
             t.shared |= r.sharedThread;
             if (r.thread != null) {

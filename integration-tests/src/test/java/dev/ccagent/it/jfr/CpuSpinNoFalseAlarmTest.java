@@ -96,14 +96,14 @@ class CpuSpinNoFalseAlarmTest {
                 .classPath(ServerProcess.serverClassPath())
                 .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
                 .javaagent(ServerProcess.agentJar(), "jfr=" + rec + ";fix.kwik-stream-stall=on")
-                .args(ServerProcess.keystore(dir).toString(), portFile.toString(), "4000000", "1000")
+                .args(ServerProcess.keystore(dir).toString(), portFile.toString(), "1000000", "1000")
                 .dir(dir).start()) {
             server.awaitLine(Pattern.compile("^listening on"), Duration.ofSeconds(60));
             int port = Integer.parseInt(java.nio.file.Files.readString(portFile).trim());
-            try (ForkedJvm idle = CpuSpinTest.stallingClient("idle-client", port, 0, 5_000, "idle");
-                 ForkedJvm stalled = CpuSpinTest.stallingClient("stalled-client", port, 64 * 1024, 5_000, "resume")) {
+            try (ForkedJvm idle = CpuSpinTest.stallingClient(dir, "idle-client", port, 0, 5_000, "idle");
+                 ForkedJvm stalled = CpuSpinTest.stallingClient(dir, "stalled-client", port, 64 * 1024, 5_000, "resume")) {
                 var answered = stalled.awaitLine(Pattern.compile("^answered (\\d+) (\\w+)"), Duration.ofSeconds(120));
-                assertEquals("4000000", answered.group(1));
+                assertEquals("1000000", answered.group(1));
                 assertEquals("ok", answered.group(2));
                 idle.awaitLine(Pattern.compile("^closed"), Duration.ofSeconds(60));
             }

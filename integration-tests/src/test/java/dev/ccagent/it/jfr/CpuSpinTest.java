@@ -75,6 +75,11 @@ class CpuSpinTest {
 
     static ForkedJvm stallingClient(String name, int port, long before, long pauseMillis, String then)
             throws Exception {
+        return stallingClient(dir, name, port, before, pauseMillis, then);
+    }
+
+    static ForkedJvm stallingClient(Path dir, String name, int port, long before, long pauseMillis, String then)
+            throws Exception {
         return ForkedJvm.builder(name, StallingClientMain.class.getName())
                 .classPath(ServerProcess.serverClassPath())
                 .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
