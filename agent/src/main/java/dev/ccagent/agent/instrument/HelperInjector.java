@@ -80,32 +80,6 @@ public final class HelperInjector {
         return defined;
     }
 
-    /**
-     * For a library in a named module (the module path): lets it read {@code reader} (the inlined
-     * advice calls the agent's hooks) and opens {@code packages} to {@code reader} (the hooks reflect
-     * into private fields), the way {@code --add-reads}/{@code --add-opens} would, through the
-     * Instrumentation the JVM gave the agent. A no-op for unnamed modules (the class path).
-     */
-    public static void openTo(Module library, Set<String> packages, Module reader) {
-        if (!library.isNamed()) {
-            return;
-        }
-        Instrumentation inst = instrumentation;
-        if (inst == null) {
-            throw new IllegalStateException("no Instrumentation to open " + library.getName());
-        }
-        Map<String, Set<Module>> opens = new java.util.HashMap<>();
-        for (String p : packages) {
-            if (library.getPackages().contains(p) && !library.isOpen(p, reader)) {
-                opens.put(p, Set.of(reader));
-            }
-        }
-        Set<Module> reads = library.canRead(reader) ? Set.of() : Set.of(reader);
-        if (!opens.isEmpty() || !reads.isEmpty()) {
-            inst.redefineModule(library, reads, Map.of(), opens, Set.of(), Map.of());
-        }
-    }
-
     private static Object lockFor(ClassLoader target, String name) {
         try {
             Method m = ClassLoader.class.getDeclaredMethod("getClassLoadingLock", String.class);

@@ -33,10 +33,6 @@ final class KwikLinkage {
             "dev.ccagent.agent.kwik.KwikConnectionSelector");
 
     private static final String KWIK_CC = "tech.kwik.core.cc.CongestionController";
-    /** The kwik packages whose private members the hooks read or write. */
-    private static final java.util.Set<String> KWIK_PACKAGES = java.util.Set.of("tech.kwik.core.send",
-            "tech.kwik.core.recovery", "tech.kwik.core.cc", "tech.kwik.core.packet", "tech.kwik.core.impl",
-            "tech.kwik.core.stream", "tech.kwik.core.cid");
 
     private KwikLinkage() {
     }
@@ -49,12 +45,16 @@ final class KwikLinkage {
     static String prepare(ClassLoader kwikLoader) {
         ClassLoader ours = KwikLinkage.class.getClassLoader();
         try {
-            // kwik on the module path: its module must read ours (the advice calls our hooks) and open
-            // the packages the hooks reflect into (what --add-reads/--add-opens would say)
             Module kwikModule = Class.forName(KWIK_CC, false, kwikLoader).getModule();
-            HelperInjector.openTo(kwikModule, KWIK_PACKAGES, KwikLinkage.class.getModule());
+            if (kwikModule.isNamed()) {
+                // tried: opening kwik's packages and adding a read edge to the agent by
+                // Instrumentation.redefineModule was not enough (the transfer died), so the module
+                // path is refused as a whole: no class of kwik is changed
+                return "kwik is on the module path (module " + kwikModule.getName() + "); the agent instruments kwik"
+                        + " on the class path only, so this kwik keeps its stock behaviour";
+            }
         } catch (ClassNotFoundException | RuntimeException | LinkageError e) {
-            return "kwik's module could not be opened to the agent: " + e;
+            return "kwik's module could not be determined: " + e;
         }
         if (kwikLoader == ours) {
             return null; // kwik on the agent's class path (the application class path): one set of types

@@ -23,7 +23,7 @@ class CompatibilityTableTest {
     static final Pattern VERSION = Pattern.compile("\\b\\d+\\.\\d+(?:\\.\\d+)?\\b");
     static final Pattern TEST = Pattern.compile("`(\\w+Test)`");
     static final List<String> APPLICATION_TESTS = List.of("KwikVersionsTest", "KwikSpringBootJarTest",
-            "KwikJava25Test", "OtherAgentsTest", "KwikSenderConstructorTest");
+            "KwikJava25Test", "OtherAgentsTest", "KwikSenderConstructorTest", "FlupkeTest");
 
     static Path root() {
         String sources = System.getProperty("it.sources");
