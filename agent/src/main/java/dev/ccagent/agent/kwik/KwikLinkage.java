@@ -45,6 +45,18 @@ final class KwikLinkage {
      */
     static String prepare(ClassLoader kwikLoader) {
         ClassLoader ours = KwikLinkage.class.getClassLoader();
+        try {
+            Module kwikModule = Class.forName(KWIK_CC, false, kwikLoader).getModule();
+            if (kwikModule.isNamed()) {
+                // tried: opening kwik's packages and adding a read edge to the agent by
+                // Instrumentation.redefineModule was not enough (the transfer died), so the module
+                // path is refused as a whole: no class of kwik is changed
+                return "kwik is on the module path (module " + kwikModule.getName() + "); the agent instruments kwik"
+                        + " on the class path only, so this kwik keeps its stock behaviour";
+            }
+        } catch (ClassNotFoundException | RuntimeException | LinkageError e) {
+            return "kwik's module could not be determined: " + e;
+        }
         if (kwikLoader == ours) {
             return null; // kwik on the agent's class path (the application class path): one set of types
         }

@@ -1,0 +1,90 @@
+package dev.ccagent.it.kwik;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Keeps {@code docs/compatibility.md} honest: every row names tests that exist; every version in a
+ * row appears in one of those tests or in the build's poms; "yes" under "at start" needs a
+ * {@code -javaagent} (or {@code javaagent(}) in one of its tests, "yes" under "late attach" a
+ * {@code loadAgent}; and each application test of this package is named by some row.
+ */
+class CompatibilityTableTest {
+
+    static final Pattern VERSION = Pattern.compile("\\b\\d+\\.\\d+(?:\\.\\d+)?\\b");
+    static final Pattern TEST = Pattern.compile("`(\\w+Test)`");
+    static final List<String> APPLICATION_TESTS = List.of("KwikVersionsTest", "KwikSpringBootJarTest",
+            "KwikJava25Test", "OtherAgentsTest", "KwikSenderConstructorTest", "FlupkeTest");
+
+    static Path root() {
+        String sources = System.getProperty("it.sources");
+        assertTrue(sources != null, "system property it.sources is not set (run through Maven)");
+        return Path.of(sources).toAbsolutePath().getParent().getParent().getParent().getParent(); // <root>/integration-tests/src/main/java
+    }
+
+    static String testSource(Path root, String name) throws IOException {
+        for (String module : new String[] {"integration-tests", "agent"}) {
+            try (var files = Files.walk(root.resolve(module).resolve("src/test/java"))) {
+                List<Path> hits = files.filter(p -> p.getFileName().toString().equals(name + ".java")).toList();
+                if (!hits.isEmpty()) {
+                    return Files.readString(hits.get(0));
+                }
+            }
+        }
+        return null;
+    }
+
+    @Test
+    void theTableMatchesTheTests() throws IOException {
+        Path root = root();
+        Path doc = root.resolve("docs/compatibility.md");
+        assertTrue(Files.isRegularFile(doc), doc + " is missing");
+        String poms = Files.readString(root.resolve("pom.xml")) + Files.readString(root.resolve("integration-tests/pom.xml"));
+        List<String> named = new ArrayList<>();
+        int rows = 0;
+        for (String line : Files.readAllLines(doc)) {
+            if (!line.startsWith("|") || line.startsWith("| ---") || line.startsWith("| library")) {
+                continue;
+            }
+            String[] cells = line.split("\\|");
+            assertTrue(cells.length >= 8, "a row needs 7 cells: " + line);
+            String versions = cells[2];
+            String atStart = cells[4].trim();
+            String late = cells[5].trim();
+            Matcher t = TEST.matcher(cells[7]);
+            StringBuilder sources = new StringBuilder();
+            while (t.find()) {
+                String src = testSource(root, t.group(1));
+                assertTrue(src != null, "row names a test that does not exist: " + t.group(1) + " in " + line);
+                sources.append(src);
+                named.add(t.group(1));
+            }
+            assertTrue(sources.length() > 0, "row names no test: " + line);
+            Matcher v = VERSION.matcher(versions);
+            while (v.find()) {
+                assertTrue(sources.indexOf(v.group()) >= 0 || poms.contains(v.group()),
+                        "version " + v.group() + " is in the table but neither in its tests nor in the poms: " + line);
+            }
+            if (atStart.equals("yes")) {
+                assertTrue(sources.indexOf("javaagent") >= 0, "'at start' claimed without -javaagent: " + line);
+            }
+            if (late.equals("yes")) {
+                assertTrue(sources.indexOf("loadAgent(") >= 0, "'late attach' claimed without loadAgent: " + line);
+            }
+            rows++;
+        }
+        assertTrue(rows >= 5, "the table has too few rows: " + rows);
+        for (String test : APPLICATION_TESTS) {
+            assertTrue(named.contains(test), test + " is not named by any row of " + doc);
+        }
+    }
+}
