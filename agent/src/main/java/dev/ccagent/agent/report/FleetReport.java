@@ -51,6 +51,11 @@ public final class FleetReport {
     static final List<String> SUMMARY_FIELDS = List.of("agentInstance", "library", "connectionId", "canaryArm",
             "algorithm", "controller", "sequence", "lifetime", "bytesSent", "bytesAcked", "bytesLost", "rttP50",
             "rttP95", "appLimitedTime", "leftSlowStart", "role");
+    /**
+     * Optional ConnectionSummary field (newer agents): first 1-RTT packet to last acknowledgement. Goodput
+     * divides by it when present and positive, else by lifetime; its absence is not reported as missing.
+     */
+    static final String TRANSFER_TIME = "transferTime";
     /** Metrics compared, in report order. */
     public static final List<String> METRICS = List.of("goodput", "goodput-left-slow-start", "rtt-p50", "rtt-p95",
             "loss-rate");
@@ -100,6 +105,8 @@ public final class FleetReport {
         String controller = "";
         long sequence = -1;
         double lifetimeNanos = Double.NaN;
+        /** First 1-RTT packet to last acknowledgement; NaN when the recording lacks it. */
+        double transferNanos = Double.NaN;
         double bytesSent = Double.NaN;
         double bytesAcked = Double.NaN;
         double bytesLost = Double.NaN;
@@ -110,8 +117,10 @@ public final class FleetReport {
         int leftSlowStart = -1;
         boolean fromStates;
 
+        /** bytesAcked over transferTime when the agent measured one, else over lifetime (older agents). */
         double goodput() {
-            return lifetimeNanos > 0 && bytesAcked >= 0 ? bytesAcked * 8 / (lifetimeNanos / 1e9) : Double.NaN;
+            double nanos = transferNanos > 0 ? transferNanos : lifetimeNanos;
+            return nanos > 0 && bytesAcked >= 0 ? bytesAcked * 8 / (nanos / 1e9) : Double.NaN;
         }
 
         double lossRate() {
@@ -508,8 +517,9 @@ public final class FleetReport {
 
     /** Which of {@link #SUMMARY_FIELDS} the event type has; the missing ones are noted on the input. */
     private static boolean[] layout(Input in, EventType t) {
-        boolean[] has = new boolean[SUMMARY_FIELDS.size()];
-        for (int i = 0; i < has.length; i++) {
+        boolean[] has = new boolean[SUMMARY_FIELDS.size() + 1];
+        has[SUMMARY_FIELDS.size()] = t.getField(TRANSFER_TIME) != null;
+        for (int i = 0; i < SUMMARY_FIELDS.size(); i++) {
             has[i] = t.getField(SUMMARY_FIELDS.get(i)) != null;
             if (!has[i]) {
                 in.missingFields.add(SUMMARY_FIELDS.get(i));
@@ -549,6 +559,7 @@ public final class FleetReport {
         c.algorithm = intern(has[4] ? string(e, "algorithm") : "");
         c.controller = intern(has[5] ? string(e, "controller") : "");
         c.lifetimeNanos = has[7] ? number(e, "lifetime") : Double.NaN;
+        c.transferNanos = has[SUMMARY_FIELDS.size()] ? number(e, TRANSFER_TIME) : Double.NaN;
         c.bytesSent = has[8] ? number(e, "bytesSent") : Double.NaN;
         c.bytesAcked = has[9] ? number(e, "bytesAcked") : Double.NaN;
         c.bytesLost = has[10] ? number(e, "bytesLost") : Double.NaN;

@@ -282,4 +282,43 @@ class FleetReportTest {
         assertNotNull(FleetReport.read(List.of(f), new FleetReport.Options()).baseline());
         assertEquals(2, cli("report", "--no-such-flag", f.toString()).status);
     }
+    @Test
+    void goodputIsOverTransferTimeWhenTheAgentMeasuredOneElseOverLifetime(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("transfer.jfr");
+        try (Recording rec = new Recording()) {
+            rec.enable(ConnectionSummary.class);
+            rec.start();
+            for (int i = 0; i < 4; i++) {
+                ConnectionSummary s = new ConnectionSummary();
+                s.agentInstance = "7777aaaa";
+                s.library = "kwik";
+                s.role = "server";
+                s.connectionId = "7a" + i;
+                s.canaryArm = "default";
+                s.algorithm = "stock";
+                s.controller = "stock";
+                s.trigger = "close";
+                s.lifetime = 3_000_000_000L;
+                // two with a transfer time of 1 s, two of an agent that measured none (0)
+                s.transferTime = i < 2 ? 1_000_000_000L : 0;
+                s.bytesSent = 1_000_000;
+                s.bytesAcked = 1_000_000;
+                s.rttP50 = 50_000_000;
+                s.rttP95 = 60_000_000;
+                s.leftSlowStart = true;
+                s.commit();
+            }
+            rec.stop();
+            rec.dump(f);
+        }
+        FleetReport r = FleetReport.read(List.of(f), new FleetReport.Options());
+        double[] goodput = r.arms().get("default stock").goodput;
+        assertEquals(4, goodput.length);
+        // sorted: the two over lifetime (3 s), then the two over transfer time (1 s)
+        assertEquals(8e6 / 3, goodput[0], 1);
+        assertEquals(8e6 / 3, goodput[1], 1);
+        assertEquals(8e6, goodput[2], 1);
+        assertEquals(8e6, goodput[3], 1);
+        assertTrue(r.inputs().get(0).missingFields.isEmpty(), "transferTime present: nothing missing");
+    }
 }

@@ -44,7 +44,9 @@ final class AgentJar {
         }
         Object config = result.getClass().getMethod("config").invoke(result);
         Class<?> selector = l.loadClass("dev.ccagent.agent.select.AlgorithmSelector");
-        long hash = (long) selector.getMethod("hash", byte[].class).invoke(null, (Object) connectionId);
+        // keyed by canary.salt when the arguments set one (the same as the unsalted hash otherwise)
+        long hash = (long) selector.getMethod("hash", config.getClass(), byte[].class).invoke(null, config,
+                (Object) connectionId);
         Method select = null;
         for (Method m : selector.getMethods()) {
             if (m.getName().equals("select") && m.getParameterCount() == 2) {
