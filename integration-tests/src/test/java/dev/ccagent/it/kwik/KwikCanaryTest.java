@@ -80,9 +80,16 @@ class KwikCanaryTest {
                 assertEquals(predictedArm.get(id), arm, type + " of " + id);
                 (assigned ? assignedCounts : summaryCounts).merge(arm, 1, Integer::sum);
                 if (closed) {
-                    // payload plus QUIC overhead, less what the peer never acknowledged before closing
-                    assertTrue(e.getLong("bytesAcked") >= 270_000 && e.getLong("bytesAcked") <= 330_000,
-                            id + ": acked " + e.getLong("bytesAcked") + " for a 300000-byte download");
+                    // the client read all 300000 bytes (checksum), so at least that much left the server and was
+                    // not lost; QUIC overhead and retransmissions on loopback stay small. A client closes as soon
+                    // as it has read the answer: up to one window of the last packets is then never acknowledged
+                    // (seen: 230 kB acknowledged of 300 kB with nothing lost), so acknowledged bytes only have to
+                    // be a sane part of what was sent, not all of it
+                    long sent = e.getLong("bytesSent");
+                    long acked = e.getLong("bytesAcked");
+                    assertTrue(sent - e.getLong("bytesLost") >= 300_000 && sent <= 360_000,
+                            id + ": sent " + sent + ", lost " + e.getLong("bytesLost") + " for a 300000-byte download");
+                    assertTrue(acked >= 120_000 && acked <= sent, id + ": acked " + acked + " of " + sent + " sent");
                     assertEquals("ccagent", e.getString("controller"), id);
                 }
             }
