@@ -87,4 +87,51 @@ class CompatibilityTableTest {
             assertTrue(named.contains(test), test + " is not named by any row of " + doc);
         }
     }
+
+    /**
+     * A test named in the Netty table: {@code Class} or {@code Class.method}; a bare lower-case {@code method}
+     * after one is that class's.
+     */
+    static final Pattern NETTY_REF = Pattern.compile("`(?:(\\w+Test)\\.)?(\\w+)`");
+
+    /**
+     * {@code docs/compatibility-netty.md}: every test and test method a row names exists, and each row's
+     * library version (the first version in its versions cell) is one the build fetches (the poms).
+     */
+    @Test
+    void theNettyTableMatchesTheTests() throws IOException {
+        Path root = root();
+        Path doc = root.resolve("docs/compatibility-netty.md");
+        assertTrue(Files.isRegularFile(doc), doc + " is missing");
+        String poms = Files.readString(root.resolve("pom.xml")) + Files.readString(root.resolve("integration-tests/pom.xml"));
+        int rows = 0;
+        for (String line : Files.readAllLines(doc)) {
+            if (!line.startsWith("|") || line.startsWith("| ---") || line.startsWith("| Library")) {
+                continue;
+            }
+            String[] cells = line.split("\\|");
+            assertTrue(cells.length >= 8, "a row needs 7 cells: " + line);
+            Matcher v = VERSION.matcher(cells[2]);
+            assertTrue(v.find() && poms.contains(v.group()), "the row's version is not one the build fetches: " + line);
+            Matcher t = NETTY_REF.matcher(cells[7]);
+            String current = null;
+            String src = null;
+            int refs = 0;
+            while (t.find()) {
+                if (t.group(1) != null || t.group(2).endsWith("Test")) {
+                    current = t.group(1) != null ? t.group(1) : t.group(2);
+                    src = testSource(root, current);
+                    assertTrue(src != null, "row names a test that does not exist: " + current + " in " + line);
+                    refs++;
+                }
+                if (Character.isLowerCase(t.group(2).charAt(0))) { // a method; other names (event types) are text
+                    assertTrue(src != null && src.contains(" " + t.group(2) + "("),
+                            "row names a test method that does not exist: " + current + "." + t.group(2) + " in " + line);
+                }
+            }
+            assertTrue(refs > 0, "row names no test: " + line);
+            rows++;
+        }
+        assertTrue(rows >= 5, "the Netty table has too few rows: " + rows);
+    }
 }
