@@ -25,7 +25,7 @@ import java.util.regex.Pattern;
  * {@code docs/bench/heap-per-connection.csv}.
  *
  * <pre>mvn -B verify -pl integration-tests -am -Dtest=KwikHeapBench -Dsurefire.failIfNoSpecifiedTests=false
- *     [-Dbench.connections=100] [-Dbench.bytes=1000000]</pre>
+ *     [-Dbench.connections=100] [-Dbench.bytes=1000000] [-Dbench.configs=stock,newreno,... (stock first)]</pre>
  */
 class KwikHeapBench {
 
@@ -36,7 +36,7 @@ class KwikHeapBench {
         int n = Integer.getInteger("bench.connections", 100);
         long bytes = Long.getLong("bench.bytes", 1_000_000L);
         Path dir = KwikIt.workDir("heap-bench");
-        String[] configs = {"stock", "newreno", "cubic", "reno-hbdp", "bbr1", "bbr3"};
+        String[] configs = System.getProperty("bench.configs", "stock,newreno,cubic,reno-hbdp,bbr1,bbr3").split(",");
         List<String> rows = new ArrayList<>();
         rows.add("algorithm,connections,bulk_bytes,step,agent_instance_bytes_per_conn,heap_growth_per_conn,"
                 + "heap_growth_minus_stock_per_conn,load_average");
