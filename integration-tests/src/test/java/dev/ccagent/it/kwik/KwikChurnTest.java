@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class KwikChurnTest {
 
     static final int ROUNDS = 3;
-    static final int PER_ROUND = 500;
+    static final int PER_ROUND = 400;
 
     @Test
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
