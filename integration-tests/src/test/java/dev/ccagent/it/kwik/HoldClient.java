@@ -29,14 +29,25 @@ public final class HoldClient {
         List<QuicClientConnection> open = new ArrayList<>();
         byte[] buf = new byte[64 * 1024];
         for (int i = 0; i < n; i++) {
-            QuicClientConnection conn = QuicClientConnection.newBuilder()
-                    .uri(URI.create("https://127.0.0.1:" + port))
-                    .applicationProtocol(BulkData.ALPN)
-                    .noServerCertificateCheck()
-                    .connectTimeout(Duration.ofSeconds(30))
-                    .maxIdleTimeout(Duration.ofSeconds(600))
-                    .build();
-            conn.connect();
+            QuicClientConnection conn = null;
+            for (int attempt = 1; conn == null; attempt++) {
+                QuicClientConnection c = QuicClientConnection.newBuilder()
+                        .uri(URI.create("https://127.0.0.1:" + port))
+                        .applicationProtocol(BulkData.ALPN)
+                        .noServerCertificateCheck()
+                        .connectTimeout(Duration.ofSeconds(30))
+                        .maxIdleTimeout(Duration.ofSeconds(600))
+                        .build();
+                try {
+                    c.connect();
+                    conn = c;
+                } catch (java.io.IOException e) {
+                    if (attempt >= 3) {
+                        throw e;
+                    }
+                    System.out.println("RETRY conn=" + i + " (handshake: " + e + ")"); // a loaded machine
+                }
+            }
             open.add(conn);
             if (bytes > 0) {
                 QuicStream stream = conn.createStream(true);

@@ -19,12 +19,13 @@ import java.util.regex.Pattern;
  * <p>For each configuration one server: histogram with no connection, with N idle connections
  * (handshake only), then with N more after a bulk download each. Two figures per step:
  * the bytes of {@code dev.ccagent.*} instances per connection (exact, but without the arrays our
- * objects own), and the growth of the whole heap per connection minus that of the same step
- * without the agent (includes those arrays; noisier: kwik's own buffers dominate). Writes
+ * objects own), and the growth of the whole heap per connection minus that of the same step on a
+ * server whose agent assigns nothing ({@code cc=stock;detect=off}: no per-connection state; includes
+ * those arrays; noisier: kwik's own buffers dominate). Writes
  * {@code docs/bench/heap-per-connection.csv}.
  *
  * <pre>mvn -B verify -pl integration-tests -am -Dtest=KwikHeapBench -Dsurefire.failIfNoSpecifiedTests=false
- *     [-Dbench.connections=100] [-Dbench.bytes=1000000]</pre>
+ *     [-Dbench.connections=100] [-Dbench.bytes=1000000] [-Dbench.configs=stock,newreno,... (stock first)]</pre>
  */
 class KwikHeapBench {
 
@@ -35,14 +36,16 @@ class KwikHeapBench {
         int n = Integer.getInteger("bench.connections", 100);
         long bytes = Long.getLong("bench.bytes", 1_000_000L);
         Path dir = KwikIt.workDir("heap-bench");
-        String[] configs = {null, "newreno", "cubic", "reno-hbdp", "bbr1", "bbr3"};
+        String[] configs = System.getProperty("bench.configs", "stock,newreno,cubic,reno-hbdp,bbr1,bbr3").split(",");
         List<String> rows = new ArrayList<>();
         rows.add("algorithm,connections,bulk_bytes,step,agent_instance_bytes_per_conn,heap_growth_per_conn,"
                 + "heap_growth_minus_stock_per_conn,load_average");
         double[] stockGrowth = new double[2];
         for (String alg : configs) {
-            String label = alg == null ? "no-agent" : alg;
-            String args = alg == null ? null : "cc=" + alg + ";log=warn;fix.kwik-stream-stall=on";
+            // the baseline runs the agent too (its classes and static state, and the stream-stall fix
+            // without which a held download may stall), but assigns nothing: no per-connection state
+            String label = alg;
+            String args = "cc=" + alg + ";detect=off;log=warn;fix.kwik-stream-stall=on";
             try (KwikIt.Server server = SafetyIt.startServer(dir, "server-" + label, args, List.of(),
                     "--idle-seconds", "600")) {
                 long pid = server.jvm.pid();
@@ -64,12 +67,12 @@ class KwikHeapBench {
                 for (int step = 1; step <= 2; step++) {
                     double perAgent = (agent[step] - agent[step - 1]) / (double) n;
                     double growth = (total[step] - total[step - 1]) / (double) n;
-                    if (alg == null) {
+                    if (alg.equals("stock")) {
                         stockGrowth[step - 1] = growth;
                     }
                     double minusStock = growth - stockGrowth[step - 1];
                     String row = String.format("%s,%d,%d,%s,%.0f,%.0f,%.0f,%s", label, n, step == 1 ? 0 : bytes,
-                            step == 1 ? "idle" : "after-bulk", perAgent, growth, alg == null ? 0 : minusStock, load);
+                            step == 1 ? "idle" : "after-bulk", perAgent, growth, alg.equals("stock") ? 0 : minusStock, load);
                     rows.add(row);
                     System.out.println("[bench] " + row);
                 }
