@@ -98,9 +98,9 @@ class KwikAlgorithmsTest {
                      LinkProfile.builder().delay(25_000_000).build(),
                      LinkProfile.builder().rate(20_000_000).delay(25_000_000).bufferBdp(1, 50_000_000).loss(0.01).build(), 5)) {
             KwikIt.ClientRun run = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(150),
-                    "--port", Integer.toString(link.port()), "--mode", "down", "--bytes", "3000000", "--seed", "3",
+                    "--port", Integer.toString(link.port()), "--mode", "down", "--bytes", "2000000", "--seed", "3",
                     // a cold client JVM makes BBR measure the JIT, not the link (BENCHMARKS.md)
-                    "--warmup-port", Integer.toString(server.port), "--warmup-bytes", "3000000");
+                    "--warmup-port", Integer.toString(server.port), "--warmup-bytes", "2000000");
             assertTrue(run.allOk(1), "transfer not intact:\n" + run.describe + server.jvm.describe());
             assertEquals(0, run.retries(), "the stream-stall fix is on: no stalled attempt\n" + run.stdout);
             return Double.parseDouble(run.results.get(0).group(6));
