@@ -45,7 +45,7 @@ public final class KwikSpinWatch {
     }
 
     /** A new connection's sender; {@code telemetry} is null in observe-only mode. */
-    static void track(Object sender, String id, SendTelemetry telemetry) {
+    public static void track(Object sender, String id, SendTelemetry telemetry) { // public: called from helpers in kwik's loader
         AgentConfig config = AgentRuntime.config();
         if (config == null || !config.detect()) {
             return;
