@@ -267,8 +267,8 @@ class NettyQuicAgentTest {
         // no busy send loop on a healthy run, either way (the spin detector's recording)
         assertEquals(0, RecordingReport.read(recOn).count("dev.ccagent.SendLoopSpin"), "SendLoopSpin, pacing on");
         assertEquals(0, RecordingReport.read(recOff).count("dev.ccagent.SendLoopSpin"), "SendLoopSpin, pacing off");
-        long cpuOn = on.number("CPU", "cpuMs");
-        long cpuOff = off.number("CPU", "cpuMs");
+        long cpuOn = on.number("CPU cpuMs=", "cpuMs");
+        long cpuOff = off.number("CPU cpuMs=", "cpuMs");
         System.out.println("pacing off: " + off.lines("WRITES") + " " + off.lines("EMULATOR") + " " + off.lines("RESULT")
                 + " cpuMs=" + cpuOff);
         System.out.println("pacing on:  " + on.lines("WRITES") + " " + on.lines("EMULATOR") + " " + on.lines("RESULT")
