@@ -24,9 +24,6 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
  */
 public final class KwikModule extends TargetModule {
 
-    static final String SENDER_CTOR = "(Ljava/time/Clock;Ltech/kwik/core/impl/VersionHolder;ILjava/net/DatagramSocket;"
-            + "Ljava/net/InetSocketAddress;Ltech/kwik/core/impl/QuicConnectionImpl;Ljava/lang/String;Ljava/lang/Integer;"
-            + "Ltech/kwik/core/log/Logger;)V";
     static final String CC = "Ltech/kwik/core/cc/CongestionController;";
 
     private final AgentConfig config;

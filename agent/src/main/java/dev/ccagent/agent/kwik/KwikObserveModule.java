@@ -10,10 +10,7 @@ import net.bytebuddy.matcher.ElementMatcher;
 
 import java.util.List;
 
-import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
 import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 /**
  * kwik observe-only: where {@link KwikModule}'s controller swap cannot apply (kwik 0.10.0-0.10.3 lack
@@ -49,7 +46,7 @@ public final class KwikObserveModule extends TargetModule {
     protected List<Requirement> requirements() {
         return List.of(
                 Requirement.type(KwikReflection.SENDER_IMPL)
-                        .method("<init>", KwikModule.SENDER_CTOR)
+                        .satisfies(KwikSenderConstructor::problem) // by parameter type, as the swap
                         .field("senderThread", "Ljava/lang/Thread;")
                         .field("dataSent", "J"),
                 Requirement.type("dev.ccagent.agent.kwik.KwikObserveModule$Hooks"));
@@ -73,21 +70,24 @@ public final class KwikObserveModule extends TargetModule {
 
     @Override
     public AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+        ClassLoader ours = KwikObserveModule.class.getClassLoader();
         return builder
                 .type(KwikModule.typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
-                .transform(new AgentBuilder.Transformer.ForAdvice()
-                        .include(KwikObserveModule.class.getClassLoader())
-                        .advice(isConstructor().and(takesArguments(9)).and(takesArgument(0, named("java.time.Clock"))),
-                                ConstructorAdvice.class.getName()));
+                .transform((typeBuilder, type, loader, module, domain) -> {
+                    KwikSenderConstructor shape = KwikSenderConstructor.find(type);
+                    return shape == null ? typeBuilder // the requirement check already said why
+                            : typeBuilder.visit(shape.advice(ConstructorAdvice.class,
+                                    net.bytebuddy.dynamic.ClassFileLocator.ForClassLoader.of(ours)));
+                });
     }
 
-    /** Inlined at the end of SenderImpl's 9-argument constructor. */
+    /** Inlined at the end of SenderImpl's designated constructor (found by parameter type). */
     public static final class ConstructorAdvice {
         private ConstructorAdvice() {
         }
 
         @Advice.OnMethodExit(suppress = Throwable.class)
-        static void exit(@Advice.This Object sender, @Advice.Argument(6) String id) {
+        static void exit(@Advice.This Object sender, @KwikSenderConstructor.Id String id) {
             Hooks.senderCreated(sender, id);
         }
     }
