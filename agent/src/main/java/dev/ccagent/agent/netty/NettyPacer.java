@@ -130,7 +130,22 @@ final class NettyPacer extends ChannelDuplexHandler {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        // An event loop shut down without closing this channel (seen with shutdownGracefully(0, 0): no
+        // channelInactive, no handlerRemoved) would keep what we hold forever: when the loop has
+        // terminated, nothing else runs on it, so its termination releases them here, once.
+        // The listener is removed again when the channel goes (failAll), so a long-lived event loop does not
+        // collect one per channel it ever served.
+        try {
+            terminationListener = f -> failAll();
+            ctx.executor().terminationFuture().addListener(terminationListener);
+        } catch (Throwable t) {
+            terminationListener = null;
+            AgentRuntime.recordFallback("netty pacer termination hook", t);
+        }
     }
+
+    /** Releases what is held if the event loop terminates without closing the channel; null once removed. */
+    private io.netty.util.concurrent.GenericFutureListener<io.netty.util.concurrent.Future<Object>> terminationListener;
 
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
@@ -359,6 +374,14 @@ final class NettyPacer extends ChannelDuplexHandler {
      */
     private void failAll() {
         closed = true;
+        if (terminationListener != null && ctx != null) {
+            try {
+                ctx.executor().terminationFuture().removeListener(terminationListener);
+            } catch (Throwable ignored) {
+                // nothing held any more after this call either way
+            }
+            terminationListener = null;
+        }
         if (timer != null) {
             timer.cancel(false);
             timer = null;
