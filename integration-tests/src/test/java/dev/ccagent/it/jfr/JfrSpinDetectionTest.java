@@ -186,8 +186,10 @@ class JfrSpinDetectionTest {
             long prev = e.getLong("previousRate");
             long rate = e.getLong("rate");
             assertTrue(prev > 0 && rate > 0, "never a zero pacing rate: " + e);
-            // the pacer's floor: two packets, one where two would take more than 10 ms at the rate
-            long floor = 2 * 1200 * 1000.0 / rate > 10 ? 1200 : 2 * 1200;
+            // the pacer's floor: two packets, one where two would take more than 10 ms at the rate (the
+            // packet is kwik's maximum packet size, 1200-1500 bytes: two packets of any such size fit in
+            // 10 ms from 300 kB/s on)
+            long floor = rate >= 300_000 ? 2 * 1200 : 1200;
             assertTrue(e.getLong("quantum") >= floor && e.getLong("quantum") <= 64 * 1024, e.toString());
             assertEquals((double) (rate - prev) / prev, e.getDouble("rateChange"), 1e-9, e.toString());
             boolean moved = Math.abs(rate - prev) > 0.1 * prev
