@@ -108,7 +108,9 @@ class NettyFrameworksTest {
             assertEquals(2, w.size(), r.tail());
             w.values().forEach(QuicheEvidence.Window::assertNotReno);
         }
-        PacingEvidence.assertPaced(on, off);
+        // at 1% loss the bottleneck queue is not a stable witness (see PacingEvidence); the bulk app's
+        // clean-link test in NettyQuicAgentTest asserts the queue
+        PacingEvidence.assertPacedAtSocket(on, off);
     }
 
     /**

@@ -25,7 +25,20 @@ final class PacingEvidence {
         return r.lines("WRITES") + " " + r.lines("EMULATOR");
     }
 
-    /** {@code on} paced, {@code off} not: same link, same algorithm. */
+    /**
+     * At the socket only: the densest millisecond of writes is smaller when paced. For links with random
+     * loss, where quiche's BBR keeps the bottleneck queue about as full paced as unpaced (Reactor at 1%
+     * loss, quiet machine: queue p50 25.4 / 25.2 ms, drops 30 / 40, while the socket showed 14 / 25 per ms).
+     */
+    static void assertPacedAtSocket(NettyApp.Run on, NettyApp.Run off) {
+        double perMsOn = QuicheEvidence.figure(on, "WRITES", "maxPerMs");
+        double perMsOff = QuicheEvidence.figure(off, "WRITES", "maxPerMs");
+        String all = "\npaced:   " + figures(on) + "\nunpaced: " + figures(off);
+        System.out.println("pacing evidence (socket):" + all);
+        assertTrue(perMsOn < perMsOff, "paced bursts should be smaller:" + all);
+    }
+
+    /** {@code on} paced, {@code off} not: same link, same algorithm; at the socket and at the bottleneck. */
     static void assertPaced(NettyApp.Run on, NettyApp.Run off) {
         double perMsOn = QuicheEvidence.figure(on, "WRITES", "maxPerMs");
         double perMsOff = QuicheEvidence.figure(off, "WRITES", "maxPerMs");
