@@ -262,8 +262,14 @@ class LinkEmulatorTest {
         LinkProfile dup = LinkProfile.builder().duplicate(0.5).build();
         try (LinkEmulator em = LinkEmulator.start(sink.address(), dup, LinkProfile.transparent(), 5)) {
             send(em, 1000, 100, 20_000);
-            List<long[]> a = awaitArrivals(1500, 5_000);
+            // the count of twins is final once all 1000 are admitted; then wait for every copy (asserting
+            // on the first 1500 arrivals raced the last twins in flight)
+            long until = System.nanoTime() + 5_000 * MS;
+            while (em.toServerStats().get("packetsIn") < 1000 && System.nanoTime() < until) {
+                LockSupport.parkNanos(10 * MS);
+            }
             long dups = em.toServerStats().get("duplicated");
+            List<long[]> a = awaitArrivals((int) (1000 + dups), 5_000);
             assertEquals(1000 + dups, a.size());
             assertTrue(dups > 400 && dups < 600, "duplicated " + dups);
         }
