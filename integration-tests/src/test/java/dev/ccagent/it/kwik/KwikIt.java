@@ -27,7 +27,7 @@ final class KwikIt {
     static final Pattern RESULT = Pattern.compile(
             "^RESULT conn=(\\d+) odcid=(\\S+) mode=(\\w+) (?:bytes=(\\d+) seconds=([\\d.]+) mbps=([\\d.]+) )?ok=(\\w+)(?: error=(\\S+))?");
     static final Pattern SERVED = Pattern.compile(
-            "^SERVED mode=(\\w+) bytes=(\\d+) seconds=([\\d.]+) cpuNanos=(-?\\d+)");
+            "^SERVED mode=(\\w+) bytes=(\\d+) seconds=([\\d.]+) cpuNanos=(-?\\d+)(?: jitCpuNanos=(-?\\d+))?");
 
     private KwikIt() {
     }
