@@ -50,16 +50,39 @@ class FlupkeTest {
         return KwikIt.awaitPort(b.start());
     }
 
+    /** Stall retries allowed where the server runs unpatched kwik (no agent: kwik 0.10.8's stream-send race). */
+    static final int UNPATCHED_RETRIES = 5;
+
+    /** One download that must be intact on its first attempt (the server has the stall fix). */
     static void download(Path dir, String name, int serverPort, long seed) throws Exception {
-        try (LinkEmulator em = LossyLink.start(serverPort, seed);
-             ForkedJvm client = ForkedJvm.builder(name, FlupkeClient.class.getName())
-                     .classPath(classPath()).dir(dir).jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
-                     .args("--port", Integer.toString(em.port()), "--bytes", Long.toString(BYTES), "--seed", Long.toString(seed))
-                     .start()) {
-            int exit = client.waitFor(Duration.ofSeconds(120));
-            assertEquals(0, exit, "HTTP/3 download not intact:\n" + client.describe());
-            assertTrue(client.stdout().contains("RESULT ok=true bytes=" + BYTES), client.describe());
-            System.out.println("[it] flupke " + name + ": " + client.stdout().trim() + " " + em.toClientStats());
+        assertEquals(0, download(dir, name, serverPort, seed, 0));
+    }
+
+    /**
+     * A download, retried on a new connection up to {@code maxRetries} times when an attempt ends without a
+     * result because its connection closed (a stalled stream that kwik's idle timeout ended; a body that arrived
+     * wrong is never retried). Returns the retries.
+     */
+    static int download(Path dir, String name, int serverPort, long seed, int maxRetries) throws Exception {
+        for (int attempt = 0; ; attempt++) {
+            String attemptName = attempt == 0 ? name : name + "-retry" + attempt;
+            try (LinkEmulator em = LossyLink.start(serverPort, seed);
+                 ForkedJvm client = ForkedJvm.builder(attemptName, FlupkeClient.class.getName())
+                         .classPath(classPath()).dir(dir).jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
+                         .args("--port", Integer.toString(em.port()), "--bytes", Long.toString(BYTES), "--seed", Long.toString(seed))
+                         .start()) {
+                int exit = client.waitFor(Duration.ofSeconds(120));
+                boolean stalled = exit != 0 && !client.stdout().contains("RESULT")
+                        && client.stderr().contains("Connection closed");
+                if (stalled && attempt < maxRetries) {
+                    System.out.println("[it] flupke " + attemptName + ": stalled (connection closed without the body), retrying");
+                    continue;
+                }
+                assertEquals(0, exit, "HTTP/3 download not intact:\n" + client.describe());
+                assertTrue(client.stdout().contains("RESULT ok=true bytes=" + BYTES), client.describe());
+                System.out.println("[it] flupke " + attemptName + ": " + client.stdout().trim() + " " + em.toClientStats());
+                return attempt;
+            }
         }
     }
 
@@ -90,7 +113,9 @@ class FlupkeTest {
             server.jvm.waitFor(Duration.ofSeconds(30));
         }
         try (KwikIt.Server server = start(dir, "server-late", null)) {
-            download(dir, "client-stock", server.port, 53);
+            // no agent yet: kwik 0.10.8 unpatched, whose stream-send race can stall a download (seen once in CI)
+            int retries = download(dir, "client-stock", server.port, 53, UNPATCHED_RETRIES);
+            System.out.println("[it] flupke client-stock (unpatched kwik 0.10.8): " + retries + " stall retries");
             VirtualMachine vm = VirtualMachine.attach(Long.toString(server.jvm.pid()));
             try {
                 vm.loadAgent(KwikIt.agentJar().toString(), "cc=bbr1;log=debug;fix.kwik-stream-stall=on;jfr=" + late);
