@@ -204,7 +204,10 @@ class CpuSpinTest {
             client.awaitLine(Pattern.compile("^paused"), Duration.ofSeconds(60));
             assertTrue(awaitLog(server, "CPU spin on kwik connection", 20_000) > 0, server.describe());
             client.awaitLine(Pattern.compile("^closed"), Duration.ofSeconds(60));
-            assertTrue(awaitLog(server, "ended (", 20_000) > 0, "the episode ended" + server.describe());
+            // the episode ends when kwik's connection closes: on the client's CONNECTION_CLOSE, or, when the server
+            // never processes it (sent once, on loopback, to a server whose sender burns a core; CI once waited 20 s
+            // in vain), at the server's 30 s idle timeout
+            assertTrue(awaitLog(server, "ended (", 45_000) > 0, "the episode ended" + server.describe());
             server.closeStdin();
             assertEquals(0, server.waitFor(Duration.ofSeconds(60)));
             serverLog = log(server);
