@@ -2,7 +2,6 @@ package dev.ccagent.agent.kwik;
 
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.instrument.Requirement;
-import dev.ccagent.agent.instrument.TargetModule;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.type.TypeDescription;
@@ -22,7 +21,7 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
  * <p>Nothing here changes a class's shape (no fields or methods added), so the same transformation
  * serves {@code -javaagent} and late attach (retransformation).
  */
-public final class KwikModule extends TargetModule {
+public final class KwikModule extends KwikTargetModule {
 
     static final String CC = "Ltech/kwik/core/cc/CongestionController;";
 
@@ -30,16 +29,6 @@ public final class KwikModule extends TargetModule {
 
     public KwikModule(AgentConfig config) {
         this.config = config;
-    }
-
-    @Override
-    public String library() {
-        return "kwik";
-    }
-
-    @Override
-    public String description() {
-        return "kwik 0.10.x (tech.kwik.core)";
     }
 
     @Override
@@ -152,11 +141,6 @@ public final class KwikModule extends TargetModule {
             dev.ccagent.agent.runtime.AgentRuntime.recordModule(where + ": skipped: " + why);
         }
         return present;
-    }
-
-    @Override
-    protected String versionIn(ClassLoader loader) {
-        return mavenVersion(loader, "tech.kwik", "kwik", KwikReflection.SENDER_IMPL);
     }
 
     @Override

@@ -2,7 +2,6 @@ package dev.ccagent.agent.kwik;
 
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.instrument.Requirement;
-import dev.ccagent.agent.instrument.TargetModule;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
@@ -24,22 +23,12 @@ import static net.bytebuddy.matcher.ElementMatchers.named;
  * connections itself), and logs one line where it observes:
  * "... controller swap skipped (why); observing: spin detector (CPU without progress)".
  */
-public final class KwikObserveModule extends TargetModule {
+public final class KwikObserveModule extends KwikTargetModule {
 
     private final KwikModule swap;
 
     public KwikObserveModule(AgentConfig config, KwikModule swap) {
         this.swap = swap;
-    }
-
-    @Override
-    public String library() {
-        return "kwik";
-    }
-
-    @Override
-    public String description() {
-        return "kwik 0.10.x (tech.kwik.core)";
     }
 
     @Override
@@ -50,11 +39,6 @@ public final class KwikObserveModule extends TargetModule {
                         .field("senderThread", "Ljava/lang/Thread;")
                         .field("dataSent", "J"),
                 Requirement.type("dev.ccagent.agent.kwik.KwikObserveModule$Hooks"));
-    }
-
-    @Override
-    protected String versionIn(ClassLoader loader) {
-        return mavenVersion(loader, "tech.kwik", "kwik", KwikReflection.SENDER_IMPL);
     }
 
     @Override

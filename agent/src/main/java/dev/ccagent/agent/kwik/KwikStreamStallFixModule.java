@@ -1,7 +1,6 @@
 package dev.ccagent.agent.kwik;
 
 import dev.ccagent.agent.instrument.Requirement;
-import dev.ccagent.agent.instrument.TargetModule;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.MemberSubstitution;
 import net.bytebuddy.matcher.ElementMatcher;
@@ -19,7 +18,7 @@ import static net.bytebuddy.matcher.ElementMatchers.named;
  * {@code AtomicInteger sendRequestsQueued} (kwik 0.10.0-0.10.3 use a boolean under a lock there, and
  * do not have the race: the line then says "skipped").
  */
-public final class KwikStreamStallFixModule extends TargetModule {
+public final class KwikStreamStallFixModule extends KwikTargetModule {
 
     static final String STREAM_OUTPUT = "tech.kwik.core.stream.StreamOutputStreamImpl";
 
@@ -27,11 +26,6 @@ public final class KwikStreamStallFixModule extends TargetModule {
 
     public KwikStreamStallFixModule(KwikModule swap) {
         this.swap = swap;
-    }
-
-    @Override
-    public String library() {
-        return "kwik";
     }
 
     @Override
