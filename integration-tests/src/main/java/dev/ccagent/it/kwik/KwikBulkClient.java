@@ -169,6 +169,7 @@ public final class KwikBulkClient {
         java.util.concurrent.atomic.AtomicLong progress = new java.util.concurrent.atomic.AtomicLong();
         java.util.concurrent.atomic.AtomicBoolean stalled = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<String> closeReason = new java.util.concurrent.atomic.AtomicReference<>();
         try {
             conn = QuicClientConnection.newBuilder()
                     .uri(URI.create("https://" + host + ":" + port))
@@ -178,6 +179,7 @@ public final class KwikBulkClient {
                     .connectTimeout(Duration.ofSeconds(30))
                     .maxIdleTimeout(Duration.ofSeconds(30))
                     .build();
+            watchClose(conn, closeReason);
             conn.connect();
             odcid = originalDcid(conn);
             if (stallSeconds > 0) {
@@ -241,6 +243,10 @@ public final class KwikBulkClient {
                 return null;
             }
             String error = stalled.get() ? "stalled_at_" + progress.get() + "_bytes" : e.toString().replace(' ', '_');
+            if (closeReason.get() != null) {
+                // how kwik says the connection ended: who closed it, and with which error
+                error += ";" + closeReason.get().replace(' ', '_');
+            }
             System.out.println(label + " conn=" + index + " odcid=" + odcid + " mode=" + mode + " ok=false error=" + error);
             System.out.flush();
             return false;
@@ -253,6 +259,26 @@ public final class KwikBulkClient {
                     // closing is best effort
                 }
             }
+        }
+    }
+
+    /**
+     * Keeps how the connection ended (kwik's {@code ConnectionTerminatedEvent}: reason, whether the peer
+     * closed, the error codes and text) for a failed transfer's error; a kwik without the listener API
+     * just leaves it empty.
+     */
+    static void watchClose(QuicClientConnection conn, java.util.concurrent.atomic.AtomicReference<String> closeReason) {
+        try {
+            conn.setConnectionListener(new tech.kwik.core.ConnectionListener() {
+                @Override
+                public void disconnected(tech.kwik.core.ConnectionTerminatedEvent e) {
+                    closeReason.set("closed=" + e.closeReason() + ",byPeer=" + e.closedByPeer() + ",transportError="
+                            + e.transportErrorCode() + ",applicationError=" + e.applicationErrorCode() + ",description="
+                            + e.errorDescription());
+                }
+            });
+        } catch (LinkageError | RuntimeException older) {
+            // not in this kwik version
         }
     }
 
