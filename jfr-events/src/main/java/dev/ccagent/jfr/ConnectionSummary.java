@@ -111,6 +111,6 @@ public final class ConnectionSummary extends jdk.jfr.Event {
     public long transferTime;
 
     @Label("Left Slow Start")
-    @Description("The connection left slow start / STARTUP (moved enough bytes to measure the algorithm)")
+    @Description("The connection left slow start / STARTUP (moved enough bytes to measure the algorithm): the mode our controller reports; for a controller without one (kwik's, quiche's), a loss was declared")
     public boolean leftSlowStart;
 }

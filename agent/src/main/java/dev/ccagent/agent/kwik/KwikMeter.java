@@ -146,10 +146,13 @@ public final class KwikMeter implements ConnectionMeter.Owner {
     }
 
     @Override
-    public boolean controllerLeftSlowStart() {
+    public ConnectionMeter.SlowStart controllerSlowStart() {
         synchronized (scratch) {
             CcSnapshot s = adapter.snapshot(scratch);
-            return s != null && s.mode != null && !s.mode.isStartup();
+            if (s == null || s.mode == null) {
+                return ConnectionMeter.SlowStart.UNKNOWN; // kwik's own controller (stock or a fallback)
+            }
+            return s.mode.isStartup() ? ConnectionMeter.SlowStart.IN : ConnectionMeter.SlowStart.LEFT;
         }
     }
 

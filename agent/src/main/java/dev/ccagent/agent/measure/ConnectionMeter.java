@@ -39,9 +39,16 @@ public final class ConnectionMeter {
         /** {@code ccagent}, {@code stock}, {@code fallback} or {@code application's setting}. */
         String controller();
 
-        /** Whether the controller in charge reports having left slow start / STARTUP. */
-        boolean controllerLeftSlowStart();
+        /**
+         * Where the controller in charge stands: its own mode when it reports one (ours); {@link
+         * SlowStart#UNKNOWN} when it does not (kwik's own controller, quiche's), judged then by the first
+         * loss, which ends slow start in every loss-based controller.
+         */
+        SlowStart controllerSlowStart();
     }
+
+    /** Whether a controller has left slow start / STARTUP, as it reports it. */
+    public enum SlowStart { IN, LEFT, UNKNOWN }
 
     static final long MAX_ACK_DELAY_NANOS = 25_000_000L;
 
@@ -308,19 +315,19 @@ public final class ConnectionMeter {
     private Snapshot snapshotFor(String trigger) {
         String algorithm;
         String controller;
-        boolean controllerLeft;
+        SlowStart controllerSlowStart;
         String id;
         String role;
         try {
             algorithm = owner.algorithm();
             controller = owner.controller();
-            controllerLeft = owner.controllerLeftSlowStart();
+            controllerSlowStart = owner.controllerSlowStart();
             id = owner.connectionId();
             role = owner.role();
         } catch (RuntimeException e) {
             algorithm = "";
             controller = "";
-            controllerLeft = false;
+            controllerSlowStart = SlowStart.UNKNOWN;
             id = "";
             role = "";
         }
@@ -349,7 +356,9 @@ public final class ConnectionMeter {
             s.rttP95 = histogram.percentile(0.95);
             long idle = inFlight == 0 && idleSince >= 0 && !"close".equals(trigger) ? Math.max(0, now - idleSince) : 0;
             s.appLimited = appLimited + idle;
-            s.leftSlowStart = lossSeen || controllerLeft;
+            // a BBR keeps STARTUP through random loss: its own mode decides, a loss only where none is known
+            s.leftSlowStart = controllerSlowStart == SlowStart.UNKNOWN ? lossSeen
+                    : controllerSlowStart == SlowStart.LEFT;
             s.transferTime = firstDataSent >= 0 && lastAcked - firstDataSent > 0 ? lastAcked - firstDataSent : 0;
             s.armLabel = armLabel;
         }

@@ -52,7 +52,7 @@ final class NettyMeter implements ConnectionMeter.Owner {
     }
 
     @Override
-    public boolean controllerLeftSlowStart() {
-        return false;
+    public ConnectionMeter.SlowStart controllerSlowStart() {
+        return ConnectionMeter.SlowStart.UNKNOWN; // quiche's path stats carry no mode
     }
 }

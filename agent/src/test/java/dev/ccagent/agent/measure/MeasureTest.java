@@ -88,7 +88,7 @@ class MeasureTest {
             @Override public String role() { return "server"; }
             @Override public String algorithm() { return "stock"; }
             @Override public String controller() { return "stock"; }
-            @Override public boolean controllerLeftSlowStart() { return false; }
+            @Override public ConnectionMeter.SlowStart controllerSlowStart() { return ConnectionMeter.SlowStart.UNKNOWN; }
         };
         ConnectionMeter m = new ConnectionMeter("unit", owner);
         long t = 1_000_000_000L;
@@ -124,5 +124,40 @@ class MeasureTest {
         assertEquals(1, arm.getLeftSlowStartConnections()); // a loss was declared
         m.sent(t + 70_000_000L, 1200); // after close: not counted
         assertEquals(12_000, arm.getBytesSent());
+    }
+
+    /** "Left slow start": a controller's own mode decides (a BBR keeps STARTUP through loss); a loss only without one. */
+    @Test
+    void leftSlowStartIsTheControllersOwnModeAndALossOnlyWhereNoneIsReported() {
+        ConnectionMeter.SlowStart[] states = ConnectionMeter.SlowStart.values();
+        boolean[] lossy = {true, false};
+        for (ConnectionMeter.SlowStart state : states) {
+            for (boolean loss : lossy) {
+                String armLabel = "slow-start-" + state + "-" + loss;
+                ConnectionMeter.Owner owner = new ConnectionMeter.Owner() {
+                    @Override public String connectionId() { return "01"; }
+                    @Override public String role() { return "server"; }
+                    @Override public String algorithm() { return "bbr1"; }
+                    @Override public String controller() { return "ccagent"; }
+                    @Override public ConnectionMeter.SlowStart controllerSlowStart() { return state; }
+                };
+                ConnectionMeter m = new ConnectionMeter("unit", owner);
+                m.bind("unit", "canary", armLabel);
+                long t = 1_000_000_000L;
+                m.sent(t, 1200);
+                m.sent(t + 1, 1200);
+                m.ackFrame(t + 50_000_000L, 1, 0);
+                m.acked(1, t + 1, 1200);
+                m.ackDone(t + 50_000_000L);
+                if (loss) {
+                    m.lost(1200);
+                }
+                m.close();
+                boolean expected = state == ConnectionMeter.SlowStart.LEFT
+                        || (state == ConnectionMeter.SlowStart.UNKNOWN && loss);
+                assertEquals(expected ? 1 : 0, ArmStats.find("unit", "canary", armLabel).getLeftSlowStartConnections(),
+                        state + ", loss " + loss);
+            }
+        }
     }
 }
