@@ -58,8 +58,8 @@ public final class FleetHtml {
         h.append("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ccagent canary report</title><style>")
                 .append("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}")
                 .append("table{border-collapse:collapse;margin:.5em 0 1.2em}td,th{border:1px solid #ccc;padding:3px 8px;")
-                .append("text-align:right;font-size:13px;white-space:nowrap}th{background:#f1f3f5}")
-                .append("td.l,th.l{text-align:left}td.w{white-space:normal;min-width:170px;max-width:240px}td.ww{white-space:normal;max-width:200px}.v{font-weight:600;border-radius:3px;padding:1px 6px}")
+                .append("text-align:right;font-size:13px;white-space:nowrap}th{background:#f1f3f5;white-space:normal}")
+                .append("td.l,th.l{text-align:left}td.w{white-space:normal;min-width:170px;max-width:240px}td.ww{white-space:normal;max-width:160px}.v{font-weight:600;border-radius:3px;padding:1px 6px}")
                 .append(".better{background:#d3f9d8;color:#2b8a3e}.worse{background:#ffe3e3;color:#c92a2a}")
                 .append(".nodiff{background:#f1f3f5;color:#495057}.nodata{background:#fff3bf;color:#8f6b00}")
                 .append(".warn{color:#c92a2a}.note{color:#555;font-size:13px}.charts{display:flex;flex-wrap:wrap;gap:12px}")
@@ -126,31 +126,26 @@ public final class FleetHtml {
         }
         h.append("<table><tr><th class=\"l\">arm</th><th class=\"l\">metric</th><th class=\"l\">verdict</th>")
                 .append("<th>ratio of medians [95% CI]</th><th class=\"l\">CI vs 1 (&frac14;&ndash;4, log)</th>")
-                .append("<th title=\"Mann&ndash;Whitney U, two-sided\">p (M&ndash;W)</th><th>medians: arm vs baseline</th>")
+                .append("<th title=\"Mann&ndash;Whitney U, two-sided\">p&nbsp;(M&#8209;W)</th><th>medians: arm vs baseline</th>")
                 .append("<th class=\"l\">note</th></tr>");
         for (FleetReport.ArmComparison ac : r.comparisons()) {
             for (Comparison c : ac.metrics) {
                 String cls = c.verdict == Comparison.Verdict.BETTER ? "better" : c.verdict == Comparison.Verdict.WORSE
                         ? "worse" : c.verdict == Comparison.Verdict.NOT_ENOUGH_DATA ? "nodata" : "nodiff";
-                h.append("<tr><td class=\"l\">").append(esc(ac.arm.name)).append("</td><td class=\"l\">")
+                h.append("<tr><td class=\"l\">").append(esc(ac.arm.name)).append("</td><td class=\"l ww\">")
                         .append(esc(FleetOutput.label(c.metric))).append(c.higherIsBetter ? " &uarr;" : " &darr;")
                         .append("</td><td class=\"l\"><span class=\"v ").append(cls).append("\">")
                         .append(esc(c.verdict.text)).append("</span></td><td>")
                         .append(c.interval == null ? "-" : FleetOutput.num(c.interval.estimate) + " ["
                                 + FleetOutput.num(c.interval.low) + " &ndash; " + FleetOutput.num(c.interval.high) + "]")
                         .append("</td><td class=\"l\">").append(ciBar(c)).append("</td><td>")
-                        .append(FleetOutput.p(c.test.p)).append("</td><td>")
-                        .append(esc(FleetOutput.value(c.metric, c.medianArm))).append(" vs ")
-                        .append(esc(FleetOutput.value(c.metric, c.medianBaseline)))
-                        .append("</td><td class=\"l note w\">n ").append(c.nArm).append(" / ").append(c.nBaseline)
-                        .append(c.verdict == Comparison.Verdict.BETTER || c.verdict == Comparison.Verdict.WORSE ? "" : "; ");
-                if (c.verdict == Comparison.Verdict.NOT_ENOUGH_DATA) {
-                    h.append(c.neededPerArm > 0 ? "~" + c.neededPerArm + " connections per arm for a 10% change"
-                            : "at least " + Comparison.MIN_PER_ARM + " per arm");
-                } else if (c.verdict == Comparison.Verdict.NO_DIFFERENCE && c.neededPerArm > 0) {
-                    h.append("10% change needs ~").append(c.neededPerArm).append("/arm");
-                }
-                h.append("</td></tr>");
+                        .append(FleetOutput.p(c.test.p)).append("</td><td class=\"ww\">")
+                        // a figure stays on one line with its unit; the cell wraps at "vs"
+                        .append(esc(FleetOutput.value(c.metric, c.medianArm)).replace(" ", "&nbsp;")).append(" vs ")
+                        .append(esc(FleetOutput.value(c.metric, c.medianBaseline)).replace(" ", "&nbsp;"))
+                        .append("</td><td class=\"l note w\">n ").append(c.nArm).append(" / ").append(c.nBaseline);
+                String note = FleetOutput.dataNote(c);
+                h.append(note.isEmpty() ? "" : "; " + esc(note)).append("</td></tr>");
             }
         }
         h.append("</table>");

@@ -102,7 +102,10 @@ public final class FleetOutput {
                 StringBuilder modes = new StringBuilder();
                 a.secondsInMode.forEach((m, s) -> modes.append(modes.length() > 0 ? ", " : "")
                         .append(String.format(Locale.ROOT, "%s %.0f%%", m, total > 0 ? 100 * s / total : 0)));
-                sb.append("  modes               ").append(modes).append(" (share of CongestionState time)\n");
+                // periodic samples: a connection shorter than the period has at most one, so it adds no time
+                sb.append("  modes               ").append(modes).append(String.format(Locale.ROOT,
+                        " of %.1f s between periodic CongestionState samples, on %d of %d connections (shorter"
+                                + " ones have no two samples)%n", total, a.modeTimedConnections, a.connections));
             }
             sb.append("  alarms              ").append(a.alarms.isEmpty() ? "none" : a.alarms.toString()).append('\n');
             if (a.pacingStalls > 0) {
@@ -123,18 +126,36 @@ public final class FleetOutput {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "%-26s %-25s", label(c.metric), c.verdict.text));
         if (c.interval != null) {
-            sb.append(String.format(Locale.ROOT, " ratio %s (95%% CI %s-%s)", num(c.interval.estimate),
+            sb.append(String.format(Locale.ROOT, " ratio %s (95%% CI %s-%s),", num(c.interval.estimate),
                     num(c.interval.low), num(c.interval.high)));
         }
-        sb.append(String.format(Locale.ROOT, ", medians %s vs %s, p=%s, n=%d/%d", value(c.metric, c.medianArm),
+        sb.append(String.format(Locale.ROOT, " medians %s vs %s, p=%s, n=%d/%d", value(c.metric, c.medianArm),
                 value(c.metric, c.medianBaseline), p(c.test.p), c.nArm, c.nBaseline));
+        String note = dataNote(c);
+        return note.isEmpty() ? sb.toString() : sb.append("; ").append(note).toString();
+    }
+
+    /**
+     * What more data would take, for "not enough data" and "no detectable difference"; empty otherwise.
+     * An arm with no value at all gets no estimate of connections needed (there is nothing to scale).
+     */
+    static String dataNote(Comparison c) {
         if (c.verdict == Comparison.Verdict.NOT_ENOUGH_DATA) {
-            sb.append(c.neededPerArm > 0 ? String.format(Locale.ROOT, "; about %d connections per arm would detect a 10%% change",
-                    c.neededPerArm) : "; at least " + Comparison.MIN_PER_ARM + " connections per arm needed");
-        } else if (c.verdict == Comparison.Verdict.NO_DIFFERENCE && c.neededPerArm > 0) {
-            sb.append(String.format(Locale.ROOT, "; a 10%% change would need about %d per arm", c.neededPerArm));
+            if (c.nArm == 0 || c.nBaseline == 0) {
+                String who = c.nArm == 0 && c.nBaseline == 0 ? "neither arm" : c.nArm == 0 ? "the arm" : "the baseline";
+                return c.metric.equals("goodput-left-slow-start")
+                        ? "no connection of " + (c.nArm == 0 && c.nBaseline == 0 ? "either arm" : who)
+                                + " left slow start / STARTUP (transfers too short for this algorithm?)"
+                        : who + " has no connection with this figure";
+            }
+            return c.neededPerArm > 0
+                    ? String.format(Locale.ROOT, "about %d connections per arm would detect a 10%% change", c.neededPerArm)
+                    : "at least " + Comparison.MIN_PER_ARM + " connections per arm needed";
         }
-        return sb.toString();
+        if (c.verdict == Comparison.Verdict.NO_DIFFERENCE && c.neededPerArm > 0) {
+            return String.format(Locale.ROOT, "a 10%% change would need about %d per arm", c.neededPerArm);
+        }
+        return "";
     }
 
     static String label(String metric) {
@@ -307,7 +328,8 @@ public final class FleetOutput {
             sb.append(first ? "" : ",").append(str(e.getKey())).append(':').append(dbl(e.getValue()));
             first = false;
         }
-        sb.append("},\"alarms\":{");
+        sb.append("},\"modeTimedConnections\":").append(a.modeTimedConnections);
+        sb.append(",\"alarms\":{");
         first = true;
         for (Map.Entry<String, Integer> e : a.alarms.entrySet()) {
             sb.append(first ? "" : ",").append(str(e.getKey())).append(':').append(e.getValue());

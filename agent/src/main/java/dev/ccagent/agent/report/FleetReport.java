@@ -138,9 +138,33 @@ public final class FleetReport {
         long maxAcked = Long.MIN_VALUE;
         boolean leftSlowStart;
         final LogHistogram rtt = new LogHistogram();
-        String lastMode;
-        long lastModeNanos;
+        // periodic samples per mode, and their first and last time: mode shares that do not depend on the
+        // order in which the file hands out the events (JFR keeps no time order across threads)
+        String[] modes = new String[2];
+        int[] modeSamples = new int[2];
+        int periodicSamples;
+        long firstPeriodic = Long.MAX_VALUE;
+        long lastPeriodic = Long.MIN_VALUE;
         double lastSrtt;
+
+        void countMode(String mode, long t) {
+            periodicSamples++;
+            firstPeriodic = Math.min(firstPeriodic, t);
+            lastPeriodic = Math.max(lastPeriodic, t);
+            for (int i = 0; i < modes.length; i++) {
+                if (modes[i] == null) {
+                    modes[i] = mode;
+                }
+                if (modes[i].equals(mode)) {
+                    modeSamples[i]++;
+                    return;
+                }
+            }
+            modes = java.util.Arrays.copyOf(modes, modes.length * 2);
+            modeSamples = java.util.Arrays.copyOf(modeSamples, modes.length);
+            modes[modes.length / 2] = mode;
+            modeSamples[modes.length / 2] = 1;
+        }
     }
 
     /** Alarm counts of one connection (sparse: only connections with alarms). */
@@ -199,6 +223,8 @@ public final class FleetReport {
         public double[] lossRate = new double[0];
         public double[] appLimitedShare = new double[0];
         public final Map<String, Double> secondsInMode = new TreeMap<>();
+        /** Connections whose time between two CongestionState samples is in {@link #secondsInMode}. */
+        public int modeTimedConnections;
         public final Map<String, Integer> alarms = new TreeMap<>();
         public int pacingStalls;
         public int connectionsWithStalls;
@@ -599,15 +625,14 @@ public final class FleetReport {
         }
         Arm series = seriesArms.computeIfAbsent(arm + " " + (algorithm.isEmpty() ? "?" : algorithm),
                 k -> new Arm(k, arm, algorithm));
-        if (s.lastMode != null && t >= s.lastModeNanos) {
-            series.secondsInMode.merge(s.lastMode.isEmpty() ? "(stock)" : s.lastMode, (t - s.lastModeNanos) / 1e9,
-                    Double::sum);
+        // mode time and the time series from the periodic samples only: a mode change is an extra sample at
+        // an uneven time, written by a sender thread (so the file may hand it out before earlier samples)
+        String trigger = string(e, "trigger");
+        if (!trigger.isEmpty() && !trigger.equals("periodic")) {
+            return;
         }
-        if (t >= s.lastModeNanos) {
-            s.lastMode = mode;
-            s.lastModeNanos = t;
-        }
-        long since = t - s.firstNanos;
+        s.countMode(mode, t);
+        long since = t - s.firstPeriodic;
         series.cwnd.add(since, number(e, "congestionWindow"));
         if (srtt > 0) {
             series.srtt.add(since, srtt);
@@ -669,6 +694,23 @@ public final class FleetReport {
         for (Map.Entry<String, List<Conn>> e : byArm.entrySet()) {
             arms.put(e.getKey(), arm(e.getKey(), e.getValue()));
         }
+        // time per mode: a connection's periodic samples span first..last; each mode gets the share of that
+        // span its samples have (one sample: no span, no time)
+        for (StateConn s : states.values()) {
+            if (s.periodicSamples < 2) {
+                continue;
+            }
+            Arm series = seriesArms.get(s.arm + " " + (s.algorithm.isEmpty() ? "?" : s.algorithm));
+            if (series == null) {
+                continue;
+            }
+            double span = (s.lastPeriodic - s.firstPeriodic) / 1e9;
+            for (int i = 0; i < s.modes.length && s.modes[i] != null; i++) {
+                series.secondsInMode.merge(s.modes[i].isEmpty() ? "(stock)" : s.modes[i],
+                        span * s.modeSamples[i] / s.periodicSamples, Double::sum);
+            }
+            series.modeTimedConnections++;
+        }
         // time series and modes from CongestionState, per arm name
         for (Arm s : seriesArms.values()) {
             Arm a = arms.get(s.name);
@@ -676,6 +718,7 @@ public final class FleetReport {
                 continue;
             }
             a.secondsInMode.putAll(s.secondsInMode);
+            a.modeTimedConnections = s.modeTimedConnections;
             copySeries(s.cwnd, a.cwnd);
             copySeries(s.srtt, a.srtt);
             copySeries(s.pacing, a.pacing);

@@ -240,9 +240,16 @@ class FleetReportTest {
             assertEquals(arm.connections, arm.fromStates);
             assertTrue(arm.rttP50Millis.length > 0);
             assertTrue(arm.secondsInMode.size() >= 2, arm.secondsInMode.toString());
+            // mode time comes from connections with two periodic samples or more (six rounds; late starters have
+            // fewer), whatever order the file hands the samples out in
+            long timed = a.stream().filter(p -> (p.arm.label + " " + p.arm.algorithm).equals(arm.name))
+                    .filter(p -> Math.min(p.rounds, 6 - p.startRound) >= 2).count();
+            assertTrue(timed > 0, arm.name);
+            assertEquals(timed, arm.modeTimedConnections, arm.name);
         }
         String text = FleetOutput.text(r);
         assertTrue(text.contains("(no summary)"), text);
+        assertTrue(text.contains("between periodic CongestionState samples, on "), text);
     }
 
     @Test
