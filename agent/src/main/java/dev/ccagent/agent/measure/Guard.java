@@ -35,8 +35,15 @@ public final class Guard {
     static final long MIN_PACKETS = 10;
     /** The loss criterion also needs an absolute difference of half a percentage point. */
     static final double MIN_LOSS_DIFFERENCE = 0.005;
-    /** The library whose split ({@code canary=}) the guard judges; Netty QUIC's {@code netty.canary} is not judged. */
-    static final String JUDGED = "kwik";
+    /** Whether the guard judges this library's split: kwik's {@code canary=} and Netty QUIC's {@code netty.canary=}. */
+    static boolean judged(String library) {
+        return "kwik".equals(library) || "netty".equals(library);
+    }
+
+    /** The default arm of a library's split: {@code cc=} for kwik, {@code netty.cc=} for Netty QUIC. */
+    static AgentConfig.Arm defaultArmOf(AgentConfig config, String library) {
+        return "netty".equals(library) ? config.netty().defaultArm() : config.defaultArm();
+    }
 
     private Guard() {
     }
@@ -92,7 +99,7 @@ public final class Guard {
             return chosen;
         }
         ArmStats s = ArmStats.find(library, chosen.label(), chosen.algorithm());
-        return s != null && s.isRolledBack() ? config.defaultArm() : chosen;
+        return s != null && s.isRolledBack() ? defaultArmOf(config, library) : chosen;
     }
 
     /** Re-enables every rolled-back arm ({@code set canary=...} or {@code set guard=...}). */
@@ -117,7 +124,7 @@ public final class Guard {
             }
             arm.guardWindow.add(at, (double) bytesLost / bytesSent, rttP95Nanos / 1e6);
             AgentConfig config = AgentRuntime.config();
-            if (config == null || !config.canary().guard() || !JUDGED.equals(arm.getLibrary())) {
+            if (config == null || !config.canary().guard() || !judged(arm.getLibrary())) {
                 return;
             }
             evaluate(arm.getLibrary(), config, at);
@@ -129,18 +136,18 @@ public final class Guard {
     static void onAlarm(ArmStats arm, String what) {
         AgentConfig config = AgentRuntime.config();
         if (config == null || !config.canary().guard() || !config.canary().spin() || arm.isBaseline()
-                || !JUDGED.equals(arm.getLibrary())
+                || !judged(arm.getLibrary())
                 || arm.isRolledBack()) {
             return;
         }
-        ArmStats base = ArmStats.find(arm.getLibrary(), "default", config.defaultArm().algorithm());
+        ArmStats base = ArmStats.find(arm.getLibrary(), "default", defaultArmOf(config, arm.getLibrary()).algorithm());
         rollBack(arm, base, config, "spin alarm", 1, 0, 0, arm.getConnections(),
                 base != null ? base.getConnections() : 0, what + " on a " + arm.getAlgorithm() + " connection");
     }
 
     private static void evaluate(String library, AgentConfig config, long now) {
         CanaryConfig c = config.canary();
-        ArmStats base = ArmStats.find(library, "default", config.defaultArm().algorithm());
+        ArmStats base = ArmStats.find(library, "default", defaultArmOf(config, library).algorithm());
         if (base == null) {
             return;
         }
@@ -192,7 +199,7 @@ public final class Guard {
         long window = config.canary().windowNanos();
         String evidence = String.format(Locale.ROOT, "%s %s:%s worse than default:%s on %s over %ds: %s "
                         + "(%d vs %d connections); new connections go to the default arm",
-                arm.getLibrary(), arm.getArm(), arm.getAlgorithm(), config.defaultArm().algorithm(), metric,
+                arm.getLibrary(), arm.getArm(), arm.getAlgorithm(), defaultArmOf(config, arm.getLibrary()).algorithm(), metric,
                 window / 1_000_000_000L, figures, canaryConnections, baselineConnections);
         arm.rollBack(evidence);
         AgentLog.warn("guard: rolled back " + evidence);
@@ -206,7 +213,7 @@ public final class Guard {
                 e.library = arm.getLibrary();
                 e.canaryArm = arm.getArm();
                 e.canaryAlgorithm = arm.getAlgorithm();
-                e.baselineAlgorithm = config.defaultArm().algorithm();
+                e.baselineAlgorithm = defaultArmOf(config, arm.getLibrary()).algorithm();
                 e.metric = metric;
                 e.canaryValue = canaryValue;
                 e.baselineValue = baselineValue;

@@ -4,6 +4,7 @@ import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.config.NettyConfig;
 import dev.ccagent.agent.detect.SendTelemetry;
 import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.measure.Guard;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.agent.select.AlgorithmSelector;
 
@@ -207,7 +208,9 @@ public final class NettyHooks {
             }
             NettyConfig n = cfg.netty();
             byte[] id = q.read(scid, scidLen);
-            AgentConfig.Arm arm = AlgorithmSelector.select(n.canaryArms(), n.defaultArm(), AlgorithmSelector.hash(cfg, id));
+            // the guard sends a rolled-back canary arm's share to the default arm (netty.cc)
+            AgentConfig.Arm arm = Guard.redirect("netty", cfg,
+                    AlgorithmSelector.select(n.canaryArms(), n.defaultArm(), AlgorithmSelector.hash(cfg, id)));
             Selection s = new Selection(side, hex(id), arm, q);
             if (!n.changesConnections()) {
                 s.app = CONFIGS.get(config);

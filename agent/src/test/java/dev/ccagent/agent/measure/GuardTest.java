@@ -114,4 +114,53 @@ class GuardTest {
         assertFalse(canary.isRolledBack());
         assertEquals(1, canary.getAlarms());
     }
+
+    /** Netty QUIC's split: canary arms against netty.cc; only server connections are judged. */
+    @Test
+    void nettyCanaryIsJudgedAgainstNettyCcAndClientConnectionsAreNot() {
+        AgentConfig config = config("netty.cc=bbr;netty.canary=reno:50%;guard=on;guard.min-connections=6;guard.window=60s");
+        AgentConfig.Arm canaryArm = config.netty().canaryArms().get(0);
+        ConnectionMeter[] clients = new ConnectionMeter[12];
+        long t = 1_000_000_000L;
+        for (int i = 0; i < 12; i++) {
+            // client connections of the canary arm with terrible figures: measured, never judged
+            clients[i] = meter("client", "canary", "reno", t, 200_000_000L);
+            clients[i].close();
+        }
+        ArmStats canary = ArmStats.find("netty", "canary", "reno");
+        assertEquals(12, canary.getClosedConnections(), "client connections are measured");
+        for (int i = 0; i < 6; i++) {
+            meter("server", "default", "bbr", t, 50_000_000L + 1_000_000L * i).close();
+        }
+        assertFalse(canary.isRolledBack(), "judged on client connections");
+        for (int i = 0; i < 6; i++) {
+            meter("server", "canary", "reno", t, 150_000_000L + 1_000_000L * i).close();
+        }
+        assertTrue(canary.isRolledBack(), "server connections 3x the baseline's RTT p95");
+        assertTrue(canary.getRollbackEvidence().startsWith("netty canary:reno worse than default:bbr on rtt p95 increase"),
+                canary.getRollbackEvidence());
+        assertSame(config.netty().defaultArm(), Guard.redirect("netty", config, canaryArm));
+        assertSame(canaryArm, Guard.redirect("kwik", config, canaryArm), "kwik's arms of the same name are apart");
+    }
+
+    /** A closed-to-be Netty connection of one arm: 20 packets, no loss, every ACK at {@code rtt}. */
+    private static ConnectionMeter meter(String role, String label, String algorithm, long t, long rtt) {
+        ConnectionMeter m = new ConnectionMeter("netty", new ConnectionMeter.Owner() {
+            @Override public String connectionId() { return "0" + rtt; }
+            @Override public String role() { return role; }
+            @Override public String algorithm() { return algorithm; }
+            @Override public String controller() { return "ccagent"; }
+            @Override public ConnectionMeter.SlowStart controllerSlowStart() { return ConnectionMeter.SlowStart.UNKNOWN; }
+        });
+        m.bind("netty", label, algorithm);
+        for (int pn = 0; pn < 20; pn++) {
+            m.sent(t + pn, 1200);
+        }
+        m.ackFrame(t + rtt + 20, 19, 0);
+        for (int pn = 0; pn < 20; pn++) {
+            m.acked(pn, t + pn, 1200);
+        }
+        m.ackDone(t + rtt + 20);
+        return m;
+    }
 }
