@@ -1,0 +1,107 @@
+package dev.ccagent.it.netty;
+
+import dev.ccagent.agent.config.AgentArgs;
+import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.report.RecordingReport;
+import dev.ccagent.agent.select.AlgorithmSelector;
+import jdk.jfr.consumer.RecordedEvent;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code guard=on} on Netty QUIC: quiche's Reno as a 50% canary ({@code netty.canary=reno:50%}) against
+ * quiche's BBR ({@code netty.cc=bbr}, paced by the agent) behind the link emulator with a deep buffer
+ * (20 Mbit/s, 40 ms RTT, 4 BDP, no loss). Reno fills the buffer, BBR does not, so the canary's
+ * per-connection RTT p95 (quiche's own RTT, sampled from its path stats) stands far above the
+ * baseline's, and the guard must roll the canary back once both arms have {@code guard.min-connections}
+ * closed server connections. Checked from outside the guard: the recording (JDK parser) has exactly one
+ * {@code CanaryRolledBack}, for the Netty canary on RTT p95; every server connection assigned after it
+ * is on the default arm although the selector predicts the canary for some of them; the baseline is
+ * never rolled back; every transfer is intact (CRC). The client connections of the same JVM (the app
+ * is both ends) are measured but not judged.
+ */
+class NettyGuardTest {
+
+    static final int CONNECTIONS = 34;
+    static final int MIN_CONNECTIONS = 8;
+
+    @Test
+    @Timeout(400)
+    void renoFillingTheBufferIsRolledBack() throws Exception {
+        Path rec = NettyApp.WORK.resolve("guard.jfr").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        String args = "netty.cc=bbr;netty.canary=reno:50%;netty.stats.period=100ms;guard=on;guard.min-connections="
+                + MIN_CONNECTIONS + ";guard.window=10min;log=debug";
+        NettyApp.Run r = NettyApp.run("guard", NettyApp.Version.CURRENT, args + ";jfr=" + rec, 360,
+                "connections=" + CONNECTIONS, "bytes=3000000", "link=20000000,20,4,0");
+        assertEquals(0, r.exit, r.tail());
+        assertTrue(r.out.contains("DONE ok=true"), r.tail());
+        assertEquals(CONNECTIONS, r.lines("crcOk=true").size(), r.tail());
+
+        RecordingReport report = RecordingReport.read(rec);
+        List<RecordedEvent> rollbacks = report.events("dev.ccagent.CanaryRolledBack");
+        String figures = figures(report);
+        assertEquals(1, rollbacks.size(), "one rollback expected; per-connection figures:\n" + figures + r.tail());
+        RecordedEvent rb = rollbacks.get(0);
+        System.out.println("[it] netty guard: " + rb.getString("evidence") + "\n" + figures);
+        assertEquals("netty", rb.getString("library"), rb.toString());
+        assertEquals("canary", rb.getString("canaryArm"), rb.toString());
+        assertEquals("reno", rb.getString("canaryAlgorithm"), rb.toString());
+        assertEquals("bbr", rb.getString("baselineAlgorithm"), rb.toString());
+        assertEquals("rtt p95 increase", rb.getString("metric"), rb.toString());
+        assertTrue(rb.getLong("canaryConnections") >= MIN_CONNECTIONS
+                && rb.getLong("baselineConnections") >= MIN_CONNECTIONS, rb.toString());
+        Instant rolledBackAt = rb.getStartTime();
+
+        // the server connections assigned after the rollback: all on the default arm, some predicted canary
+        AgentConfig config = AgentArgs.parse(args).config();
+        int before = 0;
+        int after = 0;
+        int redirected = 0;
+        for (RecordedEvent e : report.events("dev.ccagent.AlgorithmAssigned")) {
+            if (!"server".equals(e.getString("role"))) {
+                continue;
+            }
+            AgentConfig.Arm predicted = AlgorithmSelector.select(config.netty().canaryArms(),
+                    config.netty().defaultArm(), AlgorithmSelector.hash(HexFormat.of().parseHex(e.getString("connectionId"))));
+            if (e.getStartTime().isBefore(rolledBackAt)) {
+                before++;
+                assertEquals(predicted.label(), e.getString("canaryArm"), "before the rollback: the selector's arm " + e);
+            } else {
+                after++;
+                assertEquals("default", e.getString("canaryArm"), "after the rollback: " + e);
+                if (predicted.label().equals("canary")) {
+                    redirected++;
+                }
+            }
+        }
+        System.out.printf("[it] netty guard: %d server connections before the rollback, %d after (%d of them the "
+                + "selector's canary, sent to the default arm)%n", before, after, redirected);
+        assertEquals(CONNECTIONS, before + after, "one AlgorithmAssigned per server connection");
+        assertTrue(redirected > 0, "no connection after the rollback was the selector's canary: nothing shown ("
+                + after + " after)");
+    }
+
+    /** Each server connection's close summary: arm, algorithm, RTT p95 and loss, for the failure message. */
+    static String figures(RecordingReport report) {
+        List<String> lines = new ArrayList<>();
+        for (RecordedEvent e : report.events("dev.ccagent.ConnectionSummary")) {
+            if ("server".equals(e.getString("role")) && "close".equals(e.getString("trigger"))) {
+                lines.add(String.format(java.util.Locale.ROOT, "  %s %s:%s rtt p50 %.1f p95 %.1f ms, lost %d of %d B",
+                        e.getString("connectionId"), e.getString("canaryArm"), e.getString("algorithm"),
+                        e.getLong("rttP50") / 1e6, e.getLong("rttP95") / 1e6, e.getLong("bytesLost"), e.getLong("bytesSent")));
+            }
+        }
+        return String.join("\n", lines);
+    }
+}
