@@ -142,11 +142,9 @@ public final class FleetOutput {
     static String dataNote(Comparison c) {
         if (c.verdict == Comparison.Verdict.NOT_ENOUGH_DATA) {
             if (c.nArm == 0 || c.nBaseline == 0) {
-                String who = c.nArm == 0 && c.nBaseline == 0 ? "neither arm" : c.nArm == 0 ? "the arm" : "the baseline";
-                return c.metric.equals("goodput-left-slow-start")
-                        ? "no connection of " + (c.nArm == 0 && c.nBaseline == 0 ? "either arm" : who)
-                                + " left slow start / STARTUP (transfers too short for this algorithm?)"
-                        : who + " has no connection with this figure";
+                String who = c.nArm == 0 && c.nBaseline == 0 ? "either arm" : c.nArm == 0 ? "the arm" : "the baseline";
+                return "no connection of " + who + (c.metric.equals("goodput-left-slow-start")
+                        ? " left slow start / STARTUP (transfers too short for this algorithm?)" : " has this figure");
             }
             return c.neededPerArm > 0
                     ? String.format(Locale.ROOT, "about %d connections per arm would detect a 10%% change", c.neededPerArm)
