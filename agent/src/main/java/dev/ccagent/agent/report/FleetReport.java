@@ -223,7 +223,7 @@ public final class FleetReport {
         public double[] lossRate = new double[0];
         public double[] appLimitedShare = new double[0];
         public final Map<String, Double> secondsInMode = new TreeMap<>();
-        /** Connections whose time between two CongestionState samples is in {@link #secondsInMode}. */
+        /** Connections with two periodic CongestionState samples or more: those {@link #secondsInMode} covers. */
         public int modeTimedConnections;
         public final Map<String, Integer> alarms = new TreeMap<>();
         public int pacingStalls;
@@ -623,7 +623,7 @@ public final class FleetReport {
             s.rtt.add(srtt);
             s.lastSrtt = srtt;
         }
-        Arm series = seriesArms.computeIfAbsent(arm + " " + (algorithm.isEmpty() ? "?" : algorithm),
+        Arm series = seriesArms.computeIfAbsent(seriesName(arm, algorithm),
                 k -> new Arm(k, arm, algorithm));
         // mode time and the time series from the periodic samples only: a mode change is an extra sample at
         // an uneven time, written by a sender thread (so the file may hand it out before earlier samples)
@@ -700,7 +700,7 @@ public final class FleetReport {
             if (s.periodicSamples < 2) {
                 continue;
             }
-            Arm series = seriesArms.get(s.arm + " " + (s.algorithm.isEmpty() ? "?" : s.algorithm));
+            Arm series = seriesArms.get(seriesName(s.arm, s.algorithm));
             if (series == null) {
                 continue;
             }
@@ -750,6 +750,11 @@ public final class FleetReport {
     private static void copySeries(Series from, Series to) {
         to.binNanos = from.binNanos;
         to.bins.addAll(from.bins);
+    }
+
+    /** The arm name CongestionState samples are gathered under ("LABEL ALGORITHM"). */
+    private static String seriesName(String arm, String algorithm) {
+        return arm + " " + (algorithm.isEmpty() ? "?" : algorithm);
     }
 
     /** "LABEL ALGORITHM"; client-side connections (an agent on a client) form arms of their own. */
