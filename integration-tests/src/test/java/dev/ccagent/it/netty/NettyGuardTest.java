@@ -26,7 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * baseline's, and the guard must roll the canary back once both arms have {@code guard.min-connections}
  * closed server connections. Checked from outside the guard: the recording (JDK parser) has exactly one
  * {@code CanaryRolledBack}, for the Netty canary on RTT p95; every server connection assigned after it
- * is on the default arm although the selector predicts the canary for some of them; the baseline is
+ * is on the default arm although the selector predicts the canary for some of them, and those ran BBR
+ * by quiche's own RTT (their p95 below 0.85 of every Reno connection's); the baseline is
  * never rolled back; every transfer is intact (CRC). The client connections of the same JVM (the app
  * is both ends) are measured but not judged.
  */
@@ -63,11 +64,21 @@ class NettyGuardTest {
                 && rb.getLong("baselineConnections") >= MIN_CONNECTIONS, rb.toString());
         Instant rolledBackAt = rb.getStartTime();
 
-        // the server connections assigned after the rollback: all on the default arm, some predicted canary
+        // quiche's own RTT (its path stats, in each server connection's close summary) by connection id
+        java.util.Map<String, Long> rttP95 = new java.util.HashMap<>();
+        for (RecordedEvent e : report.events("dev.ccagent.ConnectionSummary")) {
+            if ("server".equals(e.getString("role")) && "close".equals(e.getString("trigger"))) {
+                rttP95.put(e.getString("connectionId"), e.getLong("rttP95"));
+            }
+        }
+        // the server connections assigned after the rollback: all on the default arm, some predicted canary;
+        // those ran quiche's BBR, not Reno, by quiche's own RTT: below every Reno connection's
         AgentConfig config = AgentArgs.parse(args).config();
         int before = 0;
         int after = 0;
         int redirected = 0;
+        long renoMin = Long.MAX_VALUE;
+        List<Long> redirectedRtt = new ArrayList<>();
         for (RecordedEvent e : report.events("dev.ccagent.AlgorithmAssigned")) {
             if (!"server".equals(e.getString("role"))) {
                 continue;
@@ -77,16 +88,29 @@ class NettyGuardTest {
             if (e.getStartTime().isBefore(rolledBackAt)) {
                 before++;
                 assertEquals(predicted.label(), e.getString("canaryArm"), "before the rollback: the selector's arm " + e);
+                if (predicted.label().equals("canary")) {
+                    renoMin = Math.min(renoMin, rttP95.getOrDefault(e.getString("connectionId"), Long.MAX_VALUE));
+                }
             } else {
                 after++;
                 assertEquals("default", e.getString("canaryArm"), "after the rollback: " + e);
                 if (predicted.label().equals("canary")) {
                     redirected++;
+                    Long p95 = rttP95.get(e.getString("connectionId"));
+                    assertTrue(p95 != null, "no close summary for " + e);
+                    redirectedRtt.add(p95);
                 }
             }
         }
+        for (long p95 : redirectedRtt) {
+            // measured: BBR 86-138 ms, Reno 197-206 ms
+            assertTrue(p95 < renoMin * 0.85, "a redirected connection's RTT p95 " + p95 / 1e6 + " ms is Reno-like (Reno's"
+                    + " lowest before the rollback " + renoMin / 1e6 + " ms):\n" + figures);
+        }
         System.out.printf("[it] netty guard: %d server connections before the rollback, %d after (%d of them the "
-                + "selector's canary, sent to the default arm)%n", before, after, redirected);
+                + "selector's canary, sent to the default arm; their RTT p95 %s ms, Reno's lowest %.1f ms)%n", before,
+                after, redirected, redirectedRtt.stream().map(v -> String.format(java.util.Locale.ROOT, "%.1f", v / 1e6))
+                        .collect(java.util.stream.Collectors.joining(", ")), renoMin / 1e6);
         assertEquals(CONNECTIONS, before + after, "one AlgorithmAssigned per server connection");
         assertTrue(redirected > 0, "no connection after the rollback was the selector's canary: nothing shown ("
                 + after + " after)");
