@@ -23,6 +23,7 @@ public final class SendTelemetry {
 
     // --- identity (written once, read by events)
     private final String library;
+    private final boolean ownSenderThread;
     private volatile String connectionId;
     private volatile Supplier<String> idResolver;
     private volatile String role = "";
@@ -48,6 +49,8 @@ public final class SendTelemetry {
     public volatile long senderThreadId;
     /** The sender thread (null until its first iteration). */
     public volatile Thread senderThread;
+    /** {@link System#nanoTime()} of the sender's first iteration (0 before): the first detector window starts here. */
+    public volatile long senderStartNanos;
     /** The connection's arm aggregates once known (spin alarms are counted there; see the guard). */
     public volatile dev.ccagent.agent.measure.ArmStats arm;
 
@@ -86,9 +89,33 @@ public final class SendTelemetry {
     long lastLogSpin;
     long lastLogAck;
     long lastLogAlloc;
+    /** The detector evaluated the window that ends at the close (detector thread only). */
+    boolean finalWindowDone;
 
-    public SendTelemetry(String library) {
+    // --- the connection's end (written once by the closing thread, published by closedAt)
+    long senderAllocAtClose = -1;
+    long receiverAllocAtClose = -1;
+    String algorithmAtClose = "";
+    volatile long closedAt;
+
+    /**
+     * @param ownSenderThread whether the connection's sender thread serves this connection alone from
+     *                        its start (kwik: one thread per connection), so that the thread's allocation
+     *                        counter is the connection's from zero; false for a shared event loop
+     */
+    public SendTelemetry(String library, boolean ownSenderThread) {
         this.library = library;
+        this.ownSenderThread = ownSenderThread;
+    }
+
+    /** Whether the sender thread's allocation counter counts this connection alone, from zero. */
+    public boolean ownSenderThread() {
+        return ownSenderThread;
+    }
+
+    /** Whether the connection has ended ({@link SpinDetector#connectionClosed}). */
+    public boolean closed() {
+        return closedAt != 0;
     }
 
     public String library() {
@@ -137,6 +164,7 @@ public final class SendTelemetry {
         if (senderThreadId == 0) {
             senderThread = Thread.currentThread();
             senderThreadId = senderThread.getId();
+            senderStartNanos = System.nanoTime();
         }
         wakeups++;
         return datagramsSent;

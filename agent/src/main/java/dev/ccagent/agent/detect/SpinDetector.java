@@ -32,6 +32,12 @@ import java.util.concurrent.TimeUnit;
  *       {@value #ALLOC_RATE_FLAG} B/s, or above {@value #ALLOC_PER_PACKET_FLAG} B/packet at more than
  *       {@value #ALLOC_RATE_MIN} B/s.</li>
  * </ul>
+ * A connection's windows cover it from its sender's first iteration to its close: the first window
+ * starts there (once it is at least half a window old), the last ends at the close
+ * ({@link #connectionClosed}, which reads the allocation counters while the connection's threads still
+ * run), so a connection shorter than a window is recorded too. The spin rules judge windows of at
+ * least half a window; a shorter last window is recorded for allocation only, and every rule needs at
+ * least the counts a full window would need (a short window is never judged on its rate alone).
  * Every {@value CpuSpinMonitor#PERIOD_MILLIS} ms, on the same thread, {@link CpuSpinMonitor} compares each
  * sending thread's CPU time with its connection's progress (spins of any shape).
  * A detection writes the JFR event, logs one line (at most once a minute per connection and kind)
@@ -40,6 +46,7 @@ import java.util.concurrent.TimeUnit;
 public final class SpinDetector {
 
     static final long WINDOW_MILLIS = 1000;
+    private static final long WINDOW_NANOS = WINDOW_MILLIS * 1_000_000L;
     static final long ACK_ONLY_MIN = 50;
     static final long ACK_ONLY_RATE = 50;
     static final long ACK_ELICITING_BYTES_MAX = 4 * 1200;
@@ -61,6 +68,9 @@ public final class SpinDetector {
     }
 
     private static final List<TelemetrySource> SOURCES = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Closed connections whose last window is still to be evaluated: held until the next window, then dropped. */
+    private final java.util.Queue<SendTelemetry> closed = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     /** Adds a module's connections to every detector window. */
     public static void addSource(TelemetrySource source) {
@@ -146,8 +156,12 @@ public final class SpinDetector {
             d.task.cancel(false);
             d.cpuTask.cancel(false);
             try {
-                // episodes in progress end on the detector's own thread (its state is confined there)
-                d.timer.submit(() -> d.cpu.close("detach")).get(2, TimeUnit.SECONDS);
+                // closed connections' last windows and episodes in progress end on the detector's own
+                // thread (its state is confined there)
+                d.timer.submit(() -> {
+                    d.evaluateClosed(System.nanoTime());
+                    d.cpu.close("detach");
+                }).get(2, TimeUnit.SECONDS);
             } catch (Exception e) {
                 AgentLog.debug("CPU spin monitor did not close cleanly: " + e);
             }
@@ -164,6 +178,28 @@ public final class SpinDetector {
         }
     }
 
+    /**
+     * The connection ended (called once by the library's close path, on whatever thread closes it): its
+     * last window ends now. Reads the allocation counters of its threads while they still run (a thread
+     * that has ended has none) and keeps the telemetry until the detector's next window evaluates it.
+     * Never throws; nothing happens when the detector is off.
+     */
+    public static void connectionClosed(SendTelemetry t, String algorithm) {
+        SpinDetector d = running;
+        if (d == null || t == null || t.closedAt != 0) {
+            return;
+        }
+        try {
+            t.senderAllocAtClose = d.allocated(t.senderThreadId);
+            t.receiverAllocAtClose = d.allocated(t.receiverThreadId);
+            t.algorithmAtClose = algorithm != null ? algorithm : "";
+            t.closedAt = System.nanoTime();
+            d.closed.add(t);
+        } catch (Throwable e) {
+            AgentLog.warnOnce("detector-close", "spin detector could not close a connection's last window", e);
+        }
+    }
+
     /** Detections so far (tests, status), CPU spin episodes included. */
     public static synchronized long detections() {
         return running != null ? running.detections + CpuSpinMonitor.episodes() : 0;
@@ -172,8 +208,9 @@ public final class SpinDetector {
     private void tick() {
         try {
             JfrSwitch.refresh();
-            List<KwikLiveConnection> live = KwikConnections.live();
             long now = System.nanoTime();
+            evaluateClosed(now);
+            List<KwikLiveConnection> live = KwikConnections.live();
             for (KwikLiveConnection a : live) {
                 try {
                     evaluate(a.algorithm(), a.telemetry(), now);
@@ -196,7 +233,28 @@ public final class SpinDetector {
         }
     }
 
+    /** The last windows of the connections closed since the previous window. */
+    private void evaluateClosed(long now) {
+        for (SendTelemetry t; (t = closed.poll()) != null; ) {
+            try {
+                evaluate(t.algorithmAtClose, t, now);
+            } catch (Throwable e) {
+                AgentLog.warnOnce("detector-eval", "spin detector could not evaluate a connection", e);
+            }
+        }
+    }
+
     void evaluate(String algorithm, SendTelemetry t, long now) {
+        if (t.finalWindowDone) {
+            return;
+        }
+        long closedAt = t.closedAt;
+        boolean last = closedAt != 0;
+        if (last) {
+            // the window ends at the close, with the allocation counters read then (the threads may be gone)
+            t.finalWindowDone = true;
+            now = closedAt;
+        }
         long wakeups = t.wakeups;
         long empty = t.emptyWakeups;
         long datagrams = t.datagramsSent;
@@ -205,15 +263,26 @@ public final class SpinDetector {
         long refusals = t.refusals;
         long past = t.pastSendTimes;
         long received = t.packetsReceived;
-        long senderAlloc = allocated(t.senderThreadId);
-        long receiverAlloc = allocated(t.receiverThreadId);
+        long senderAlloc = last ? t.senderAllocAtClose : allocated(t.senderThreadId);
+        long receiverAlloc = last ? t.receiverAllocAtClose : allocated(t.receiverThreadId);
         if (t.pTime == 0) {
-            t.pInFlightBytes = inFlightBytes;
-            remember(t, now, wakeups, empty, datagrams, inFlight, refusals, past, received, senderAlloc, receiverAlloc);
-            return;
+            long start = t.senderStartNanos;
+            if (start == 0 || (!last && now - start < WINDOW_NANOS / 2)) {
+                return; // the sender has not run yet, or too briefly for a first window: the next one
+            }
+            // the first window starts with the connection's counters, at the sender's first iteration;
+            // a sender thread of its own allocated nothing for anyone else before
+            t.pTime = start;
+            t.pSenderAlloc = t.ownSenderThread() ? 0 : -1;
         }
         long window = now - t.pTime;
+        if (window <= 0) {
+            return;
+        }
         double seconds = window / 1e9;
+        // rates are judged over at least a full window: a short window needs a full window's counts
+        double judged = Math.max(seconds, WINDOW_MILLIS / 1e3);
+        boolean spinRules = window >= WINDOW_NANOS / 2;
         long dWake = wakeups - t.pWakeups;
         // a loop pass counted as a wake-up at the end of the previous window can end (empty) in this
         // one: never report more empty wake-ups than wake-ups
@@ -240,8 +309,8 @@ public final class SpinDetector {
 
         long ackOnly = Math.max(0, dDatagrams - dInFlight);
         double ackOnlyRate = ackOnly / seconds;
-        if (ackOnly >= ACK_ONLY_MIN && ackOnlyRate >= ACK_ONLY_RATE && dInFlightBytes <= ACK_ELICITING_BYTES_MAX
-                && dRefusals > 0) {
+        if (spinRules && ackOnly >= ACK_ONLY_MIN && ackOnly / judged >= ACK_ONLY_RATE
+                && dInFlightBytes <= ACK_ELICITING_BYTES_MAX && dRefusals > 0) {
             detections++;
             armAlarm(t, "ACK-only send loop");
             if (JfrSwitch.on) {
@@ -271,8 +340,7 @@ public final class SpinDetector {
 
         long unexplained = Math.max(0, dEmpty - dReceived);
         double emptyRate = unexplained / seconds;
-        double pastRate = dPast / seconds;
-        if (pastRate >= PAST_RATE || emptyRate >= EMPTY_RATE) {
+        if (spinRules && (dPast / judged >= PAST_RATE || unexplained / judged >= EMPTY_RATE)) {
             detections++;
             armAlarm(t, "send-loop spin");
             if (JfrSwitch.on) {
@@ -299,8 +367,8 @@ public final class SpinDetector {
             profile("send-loop spin on " + id);
         }
 
-        allocation(t, id, "sender", t.senderThreadId, dSenderAlloc, dDatagrams, window, now);
-        allocation(t, id, "receiver", t.receiverThreadId, dReceiverAlloc, dReceived, window, now);
+        allocation(t, id, "sender", t.senderThreadId, dSenderAlloc, dDatagrams, window, judged, now);
+        allocation(t, id, "receiver", t.receiverThreadId, dReceiverAlloc, dReceived, window, judged, now);
     }
 
     /** Counts a spin alarm on the connection's arm (the guard may roll a canary arm back). */
@@ -312,7 +380,7 @@ public final class SpinDetector {
     }
 
     private void allocation(SendTelemetry t, String id, String path, long threadId, long allocated, long packets,
-                            long window, long now) {
+                            long window, double judged, long now) {
         if (allocated < 0 || threadId == 0) {
             return;
         }
@@ -320,7 +388,8 @@ public final class SpinDetector {
         long rate = (long) (allocated / (window / 1e9));
         // kwik's handshake allocates ~130 KiB per packet at ~1 MB/s; its bulk sender ~17 KiB per datagram
         // at ~40 MB/s (measured). The seed bug allocated 8 GB in 15 s (~530 MB/s).
-        boolean flagged = rate > ALLOC_RATE_FLAG || (perPacket > ALLOC_PER_PACKET_FLAG && rate > ALLOC_RATE_MIN);
+        double judgedRate = allocated / judged;
+        boolean flagged = judgedRate > ALLOC_RATE_FLAG || (perPacket > ALLOC_PER_PACKET_FLAG && judgedRate > ALLOC_RATE_MIN);
         if (JfrSwitch.on && (packets > 0 || allocated > 0)) {
             SendPathAllocation e = new SendPathAllocation();
             if (e.shouldCommit()) {

@@ -54,7 +54,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private final RttEstimator rtt;
     private final long wallToMonoOffset;
     /** Send-path counters for the spin detector and JFR (kept for stock connections too). */
-    private final SendTelemetry telemetry = new SendTelemetry("kwik");
+    private final SendTelemetry telemetry = new SendTelemetry("kwik", true);
     /** The same measurement for every arm (ConnectionSummary, per-arm aggregates, guard); never throws. */
     private final KwikMeter meter = new KwikMeter(this);
 

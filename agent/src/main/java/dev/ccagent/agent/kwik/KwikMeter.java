@@ -1,6 +1,7 @@
 package dev.ccagent.agent.kwik;
 
 import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.detect.SpinDetector;
 import dev.ccagent.agent.measure.ConnectionMeter;
 import dev.ccagent.cc.CcSnapshot;
 import net.bytebuddy.agent.builder.AgentBuilder;
@@ -24,7 +25,7 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
  *
  * <p>The connection's end: kwik 0.10.x calls {@code SenderImpl.stop()} on every close path (idle
  * timeout, local close, peer close, draining, abort; see {@code QuicConnectionImpl}), so advice on its
- * exit writes the final summary.
+ * exit writes the final summary and ends the spin detector's last window of the connection.
  */
 public final class KwikMeter implements ConnectionMeter.Owner {
 
@@ -181,11 +182,14 @@ public final class KwikMeter implements ConnectionMeter.Owner {
     /** The connection closed (any path): its final summary. */
     public static void senderStopped(Object cc) {
         if (cc instanceof KwikControllerAdapter) {
+            KwikControllerAdapter adapter = (KwikControllerAdapter) cc;
             try {
-                ((KwikControllerAdapter) cc).meter().meter().close();
+                adapter.meter().meter().close();
             } catch (Throwable ignored) {
                 // never break kwik's close
             }
+            // the detector's last window ends here, while the sender thread still runs (shutdown() ends it later)
+            SpinDetector.connectionClosed(adapter.telemetry(), adapter.algorithm());
         }
     }
 }

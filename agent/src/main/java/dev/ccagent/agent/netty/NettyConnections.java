@@ -67,7 +67,10 @@ public final class NettyConnections {
         // the weak table keeps it exactly as long as the channel lives
         ((Channel) channel).attr(CONNECTION).set(c);
         // the close summary as soon as the channel closes (the stats task may not run again before the JVM exits)
-        ((Channel) channel).closeFuture().addListener(f -> c.meter.closed());
+        ((Channel) channel).closeFuture().addListener(f -> {
+            c.meter.closed();
+            SpinDetector.connectionClosed(c.telemetry, "quiche " + c.quicheAlgorithm());
+        });
         synchronized (LIVE) {
             if (!detectorSource) {
                 detectorSource = true;
@@ -119,7 +122,7 @@ public final class NettyConnections {
         private final Method collect;
         private Method[] accessors;
         /** Send-loop counters (event-loop thread), read by the spin detector. */
-        final SendTelemetry telemetry = new SendTelemetry("netty");
+        final SendTelemetry telemetry = new SendTelemetry("netty", false);
         /** The same per-connection measurement as every arm gets (from quiche's path stats). */
         final NettyMeter meter;
 

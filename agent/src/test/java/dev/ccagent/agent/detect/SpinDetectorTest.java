@@ -1,0 +1,175 @@
+package dev.ccagent.agent.detect;
+
+import dev.ccagent.agent.config.AgentArgs;
+import dev.ccagent.jfr.JfrSwitch;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The running detector (its own timer, real threads, a real JFR recording read back with the JDK's
+ * parser): a connection's windows cover it from its sender's first iteration to its close, so a
+ * connection shorter than one window, and the last window of a longer one whose sender thread has
+ * ended by the next tick, are recorded; a short window is not judged on its rate alone.
+ */
+class SpinDetectorTest {
+
+    @TempDir
+    Path dir;
+
+    /** The test's live connections, as a library module would hand them to the detector. */
+    static final Map<SendTelemetry, String> LIVE = new ConcurrentHashMap<>();
+
+    static {
+        SpinDetector.addSource(action -> LIVE.forEach((t, algorithm) -> action.accept(algorithm, t)));
+    }
+
+    private Recording recording;
+    private static volatile Object sink;
+
+    @BeforeEach
+    void start() {
+        JfrSwitch.install();
+        recording = new Recording();
+        recording.enable("dev.ccagent.SendPathAllocation");
+        recording.enable("dev.ccagent.SendLoopSpin");
+        recording.enable("dev.ccagent.AckOnlySendLoop");
+        recording.start();
+        JfrSwitch.refresh();
+        SpinDetector.apply(AgentArgs.parse("detect=on").config());
+    }
+
+    @AfterEach
+    void stop() {
+        SpinDetector.stop();
+        LIVE.clear();
+        recording.close();
+    }
+
+    /** A sender thread of its own: {@code loops} iterations, each sending a datagram and allocating {@code bytes}. */
+    static long[] send(SendTelemetry t, int loops, int bytes, long pauseNanos, boolean close) throws Exception {
+        long[] allocatedAtClose = new long[1];
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        Thread sender = new Thread(() -> {
+            for (int i = 0; i < loops; i++) {
+                long before = t.loopEnter();
+                sink = new byte[bytes];
+                t.datagramSent();
+                t.loopExit(before);
+                if (pauseNanos > 0) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(pauseNanos);
+                }
+            }
+            if (close) {
+                allocatedAtClose[0] = threads.getThreadAllocatedBytes(Thread.currentThread().getId());
+                SpinDetector.connectionClosed(t, "test");
+            }
+        }, "test-sender");
+        sender.start();
+        sender.join();
+        return allocatedAtClose;
+    }
+
+    List<RecordedEvent> events(String name) throws Exception {
+        Path file = dir.resolve("r.jfr");
+        recording.dump(file);
+        return RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals(name)).collect(Collectors.toList());
+    }
+
+    static void sleepWindows(double windows) throws InterruptedException {
+        Thread.sleep((long) (windows * SpinDetector.WINDOW_MILLIS));
+    }
+
+    @Test
+    void aConnectionShorterThanAWindowIsRecordedFromItsSendersStartToItsClose() throws Exception {
+        SendTelemetry t = new SendTelemetry("test", true);
+        t.setConnectionId("c0ffee01");
+        long started = System.nanoTime();
+        long[] atClose = send(t, 100, 10_000, 0, true); // closes long before a window could elapse
+        long lived = System.nanoTime() - started;
+        sleepWindows(1.6);
+        List<RecordedEvent> sender = events("dev.ccagent.SendPathAllocation").stream()
+                .filter(e -> "c0ffee01".equals(e.getString("connectionId")) && "sender".equals(e.getString("path")))
+                .collect(Collectors.toList());
+        assertEquals(1, sender.size(), "one window, from the sender's start to the close: " + sender);
+        RecordedEvent e = sender.get(0);
+        assertEquals(100, e.getLong("packets"), e.toString());
+        // everything the thread allocated until the close, and not much more (the close call itself)
+        assertTrue(e.getLong("allocated") >= 100 * 10_000L && e.getLong("allocated") <= atClose[0], e + " vs " + atClose[0]);
+        assertTrue(e.getLong("window") > 0 && e.getLong("window") <= lived, e + " within the " + lived + " ns the sender lived");
+        assertTrue(!e.getBoolean("flagged"), e.toString());
+    }
+
+    @Test
+    void theLastWindowOfALongerConnectionIsRecordedThoughItsSenderThreadHasEnded() throws Exception {
+        SendTelemetry t = new SendTelemetry("test", true);
+        t.setConnectionId("c0ffee02");
+        LIVE.put(t, "test");
+        // ~1.8 s: at least one full window while the detector sees it live, then the close; the thread
+        // has ended before the window after the close is evaluated
+        long[] atClose = send(t, 600, 4_000, 3_000_000L, true);
+        sleepWindows(1.6);
+        List<RecordedEvent> sender = events("dev.ccagent.SendPathAllocation").stream()
+                .filter(e -> "c0ffee02".equals(e.getString("connectionId")) && "sender".equals(e.getString("path")))
+                .collect(Collectors.toList());
+        assertTrue(sender.size() >= 2, "windows while it ran and the one ending at the close: " + sender);
+        long allocated = sender.stream().mapToLong(e -> e.getLong("allocated")).sum();
+        long packets = sender.stream().mapToLong(e -> e.getLong("packets")).sum();
+        assertEquals(600, packets, "every datagram in some window: " + sender);
+        // the windows tile the connection: together they hold what the thread allocated until the close
+        assertTrue(allocated >= 600 * 4_000L && allocated <= atClose[0], allocated + " of " + atClose[0]);
+    }
+
+    @Test
+    void aShortWindowIsNotJudgedOnItsRateAlone() throws Exception {
+        SendTelemetry t = new SendTelemetry("test", true);
+        t.setConnectionId("c0ffee03");
+        LIVE.put(t, "test");
+        // 400 wake-ups that send nothing in ~0.6 s: above 500 per second, below a full window's 500
+        Thread sender = new Thread(() -> {
+            for (int i = 0; i < 400; i++) {
+                long before = t.loopEnter();
+                t.loopExit(before);
+                java.util.concurrent.locks.LockSupport.parkNanos(1_500_000L);
+            }
+            SpinDetector.connectionClosed(t, "test");
+        }, "test-sender");
+        sender.start();
+        sender.join();
+        sleepWindows(1.6);
+        assertEquals(List.of(), events("dev.ccagent.SendLoopSpin"), "400 empty wake-ups are no spin");
+        // and a full window's worth in the same time is one
+        SendTelemetry spinning = new SendTelemetry("test", true);
+        spinning.setConnectionId("c0ffee04");
+        LIVE.put(spinning, "test");
+        Thread spinner = new Thread(() -> {
+            long end = System.nanoTime() + 1_600_000_000L;
+            while (System.nanoTime() < end) {
+                long before = spinning.loopEnter();
+                spinning.loopExit(before);
+                java.util.concurrent.locks.LockSupport.parkNanos(500_000L);
+            }
+            SpinDetector.connectionClosed(spinning, "test");
+        }, "test-spinner");
+        spinner.start();
+        spinner.join();
+        sleepWindows(1.6);
+        assertTrue(events("dev.ccagent.SendLoopSpin").stream()
+                .anyMatch(e -> "c0ffee04".equals(e.getString("connectionId"))), "the control is flagged");
+    }
+}
