@@ -128,6 +128,21 @@ public final class ForkedJvm implements AutoCloseable {
         return name;
     }
 
+    /** Runs the JDK's {@code jcmd PID ARGS...} (the one beside the running java) and returns its output. */
+    public static String jcmd(long pid, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString());
+        cmd.add(Long.toString(pid));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IOException("jcmd " + String.join(" ", args) + " did not finish");
+        }
+        return out;
+    }
+
     public long pid() {
         return process.pid();
     }

@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -65,7 +66,7 @@ class KwikChurnTest {
                     total += PER_ROUND;
                     mbs.invoke(control, "set", new Object[] {sets[round]}, new String[] {String.class.getName()});
                     Thread.sleep(1500); // kwik's closing/draining states end; the server forgets the connections
-                    String histogram = SafetyIt.jcmd(pid, "GC.class_histogram");
+                    String histogram = ForkedJvm.jcmd(pid, "GC.class_histogram");
                     agentBytes[round] = SafetyIt.bytesOf(histogram, "dev.ccagent.");
                     adapters[round] = SafetyIt.instances(histogram, "dev.ccagent.agent.kwik.KwikControllerAdapter");
                     long entries = SafetyIt.instances(histogram, "dev.ccagent.agent.runtime.WakeupTimer$Entry");

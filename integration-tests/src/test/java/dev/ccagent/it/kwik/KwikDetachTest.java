@@ -45,7 +45,7 @@ class KwikDetachTest {
                      LinkProfile.builder().delay(5_000_000).build(),
                      LinkProfile.builder().rate(bits).delay(5_000_000).bufferBdp(2, 10_000_000).build(), 5)) {
             long pid = server.jvm.pid();
-            assertTrue(SafetyIt.jcmd(pid, "Thread.print").contains("\"ccagent-pacing-timer\""),
+            assertTrue(ForkedJvm.jcmd(pid, "Thread.print").contains("\"ccagent-pacing-timer\""),
                     "the timer starts at install");
             ForkedJvm client = ForkedJvm.builder("client", KwikBulkClient.class.getName())
                     .classPath(KwikIt.appClassPath()).dir(dir)
@@ -80,8 +80,8 @@ class KwikDetachTest {
             }
             String err = server.jvm.stderr();
             assertTrue(err.contains("3 existing kwik connection(s) handed to kwik's controller"), err);
-            assertTrue(!SafetyIt.jcmd(pid, "Thread.print").contains("\"ccagent-pacing-timer\""), "timer stopped");
-            assertTrue(!SafetyIt.jcmd(pid, "VM.system_properties").contains("ccagent.version"), "property cleared");
+            assertTrue(!ForkedJvm.jcmd(pid, "Thread.print").contains("\"ccagent-pacing-timer\""), "timer stopped");
+            assertTrue(!ForkedJvm.jcmd(pid, "VM.system_properties").contains("ccagent.version"), "property cleared");
 
             // re-attach: the next connection runs our algorithm again
             long before = probeCalls(server);
@@ -97,7 +97,7 @@ class KwikDetachTest {
             assertTrue(again.allOk(1), again.describe + server.jvm.describe());
             Thread.sleep(500);
             assertTrue(probeCalls(server) > before + 100, "re-attached: our algorithm runs the new connection");
-            assertTrue(SafetyIt.jcmd(pid, "VM.system_properties").contains("ccagent.version"), "property set again");
+            assertTrue(ForkedJvm.jcmd(pid, "VM.system_properties").contains("ccagent.version"), "property set again");
             System.out.printf("[it] detach: %d probe calls before, none after; re-attach ok%n", before);
         }
     }

@@ -49,15 +49,15 @@ class KwikHeapBench {
             try (KwikIt.Server server = SafetyIt.startServer(dir, "server-" + label, args, List.of(),
                     "--idle-seconds", "600")) {
                 long pid = server.jvm.pid();
-                String h0 = SafetyIt.jcmd(pid, "GC.class_histogram");
+                String h0 = ForkedJvm.jcmd(pid, "GC.class_histogram");
                 long[] total = {total(h0), 0, 0};
                 long[] agent = {SafetyIt.bytesOf(h0, "dev.ccagent."), 0, 0};
                 try (ForkedJvm idle = hold(dir, "idle-" + label, server.port, n, 0)) {
-                    String h1 = SafetyIt.jcmd(pid, "GC.class_histogram");
+                    String h1 = ForkedJvm.jcmd(pid, "GC.class_histogram");
                     total[1] = total(h1);
                     agent[1] = SafetyIt.bytesOf(h1, "dev.ccagent.");
                     try (ForkedJvm bulk = hold(dir, "bulk-" + label, server.port, n, bytes)) {
-                        String h2 = SafetyIt.jcmd(pid, "GC.class_histogram");
+                        String h2 = ForkedJvm.jcmd(pid, "GC.class_histogram");
                         total[2] = total(h2);
                         agent[2] = SafetyIt.bytesOf(h2, "dev.ccagent.");
                     }

@@ -6,9 +6,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /** Plumbing of the safety tests: servers whose class path also holds the test-only algorithms. */
 final class SafetyIt {
@@ -61,21 +59,6 @@ final class SafetyIt {
             killerJar = file;
         }
         return killerJar;
-    }
-
-    /** Runs the JDK's {@code jcmd PID ARGS...} and returns its output. */
-    static String jcmd(long pid, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString());
-        cmd.add(Long.toString(pid));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        if (!p.waitFor(60, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new IOException("jcmd " + String.join(" ", args) + " did not finish");
-        }
-        return out;
     }
 
     /** Instances of a class in a live JVM (a full GC first: GC.class_histogram). */
