@@ -39,7 +39,7 @@ final class LossyLink {
         return LinkEmulator.start(new InetSocketAddress("127.0.0.1", serverPort), toServer, toClient, seed);
     }
 
-    /** One finished download: its goodput and how often the (stock, unpatched) client side retried a stall. */
+    /** One finished download: its goodput and how often the client retried a stall of an unpatched server. */
     static final class Download {
         final double mbps;
         final long bytes;
