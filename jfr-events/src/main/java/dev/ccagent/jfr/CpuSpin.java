@@ -4,20 +4,36 @@ import jdk.jfr.Category;
 import jdk.jfr.Description;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
+import jdk.jfr.Period;
 import jdk.jfr.StackTrace;
 import jdk.jfr.Timespan;
 
 /**
- * One spin episode: a thread that sends for a connection burned most of a core for seconds while the
- * connection made no or almost no progress, whatever the loop's shape. The event's start and end are the
- * episode's; it is written when the episode ends (progress resumed, the connection closed, or detach).
+ * A spin episode: a thread that sends for a connection burned most of a core for seconds while the
+ * connection made no or almost no progress, whatever the loop's shape. An episode is in the recording
+ * from the moment it is established: one event at detection, one every
+ * {@code CpuSpinMonitor.REPORT_EVERY} while it lasts (with the top frames sampled again), one at its
+ * end, and one for each episode still open when a chunk ends (recording stop, dump rotation, JVM exit):
+ * every event of an episode carries its {@link #episodeId} and its figures since the episode started,
+ * {@link #endedBy} is {@code ongoing} until the last one. Consecutive events of an episode tile its
+ * time after detection; the report shows the last one of each episode.
  */
 @Name("dev.ccagent.CpuSpin")
 @Label("CPU Spin")
 @Description("A sending thread burned most of a core while its connection made (almost) no progress")
 @Category({"QUIC", "Congestion Control", "Send Loop"})
 @StackTrace(false)
+@Period("endChunk")
 public final class CpuSpin extends jdk.jfr.Event {
+
+    @Label("Episode Id")
+    @Description("The same for every event of one episode (unique in the JVM)")
+    public long episodeId;
+
+    @Label("Episode Duration")
+    @Description("From the start of the window that established the episode to this event's end")
+    @Timespan(Timespan.NANOSECONDS)
+    public long episodeDuration;
 
     @Label("Library")
     public String library;
@@ -33,7 +49,7 @@ public final class CpuSpin extends jdk.jfr.Event {
     public long threadId;
 
     @Label("CPU Share")
-    @Description("CPU time of the thread divided by wall time over the episode, 0..1 per core")
+    @Description("CPU time of the thread divided by wall time over the episode so far, 0..1 per core")
     public double cpuShare;
 
     @Label("CPU Time")
@@ -53,7 +69,7 @@ public final class CpuSpin extends jdk.jfr.Event {
     public long appBytes;
 
     @Label("Top Frames")
-    @Description("The spinning thread's top frames from one stack sample, innermost first")
+    @Description("The spinning thread's top frames from the latest stack sample, innermost first")
     public String topFrames;
 
     @Label("Flame Graph")
@@ -61,7 +77,7 @@ public final class CpuSpin extends jdk.jfr.Event {
     public String flameGraph;
 
     @Label("Ended By")
-    @Description("progress, close, idle (the thread stopped burning CPU without progress), detach or ongoing")
+    @Description("progress, close, idle (the thread stopped burning CPU without progress), detach; ongoing while the episode lasts (also at shutdown or recording stop)")
     public String endedBy;
 
     @Label("Datagrams")
@@ -69,7 +85,7 @@ public final class CpuSpin extends jdk.jfr.Event {
     public long datagrams;
 
     @Label("Detected After")
-    @Description("The spin was established over this window before the event's start (the detector's window)")
+    @Description("The spin was established over this window before the episode's first event (the detector's window)")
     @Timespan(Timespan.NANOSECONDS)
     public long detectedAfter;
 }

@@ -297,6 +297,17 @@ public final class Cli implements Callable<Integer> {
         for (String a : alarms) {
             out.println("  " + a);
         }
+        String[] spins;
+        try {
+            spins = c.getOngoingSpins();
+        } catch (RuntimeException e) { // an agent from before this attribute
+            out.println("spins ongoing: (not reported by this agent)");
+            return;
+        }
+        out.println("spins ongoing: " + (spins.length == 0 ? "none" : ""));
+        for (String s : spins) {
+            out.println("  " + s);
+        }
     }
 
     private static String rootMessage(Throwable e) {

@@ -101,6 +101,11 @@ public final class Control implements ControlMXBean {
     }
 
     @Override
+    public String[] getOngoingSpins() {
+        return dev.ccagent.agent.detect.CpuSpinMonitor.openEpisodes().toArray(new String[0]);
+    }
+
+    @Override
     public String[] getArms() {
         return dev.ccagent.agent.measure.ArmStats.all().values().stream()
                 .map(dev.ccagent.agent.measure.ArmStats::describe).toArray(String[]::new);

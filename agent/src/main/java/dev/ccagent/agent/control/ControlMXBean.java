@@ -29,6 +29,9 @@ public interface ControlMXBean {
     /** Spin, pacing and allocation alarms raised so far (newest last). */
     String[] getAlarms();
 
+    /** CPU spin episodes still open: connection, thread, age, CPU share and progress so far, top frames. */
+    String[] getOngoingSpins();
+
     /**
      * One line per canary arm seen so far (library, arm, algorithm, connections, bytes, loss, RTT,
      * fallbacks, alarms, and ROLLED BACK with the guard's evidence); the figures are also per-arm

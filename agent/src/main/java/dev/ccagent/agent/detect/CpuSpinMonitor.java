@@ -27,7 +27,7 @@ import java.util.function.Supplier;
  * come from the existing send-loop counters.
  *
  * <p>A spin episode starts when, over the last {@value #WINDOW_SAMPLES} periods (2 s), the thread burned
- * at least {@value #SHARE_MIN} of a core (or, on a host short of CPU, was RUNNABLE at
+ * at least {@value #SHARE_MIN} of a core (or, on a host short of CPU, a dedicated thread was RUNNABLE at
  * {@value #DEMAND_MIN} of the samples with at least {@value #SHARE_FLOOR} of a core) while its connections moved less than
  * {@value #BYTES_PER_CPU_SECOND} B (or {@value #DATAGRAMS_PER_CPU_SECOND} datagrams) per CPU second: a
  * CPU-bound bulk transfer moves megabytes per CPU second, a spinning loop nothing. It ends when the
@@ -40,8 +40,12 @@ import java.util.function.Supplier;
  * no alarm: CPU not attributable to QUIC).
  *
  * <p>Per episode: one WARN line and one status alarm at the start (with the thread's top frames from
- * one stack sample), an async-profiler capture when {@code profile-on-spin} is set, and one
- * {@code dev.ccagent.CpuSpin} JFR event at the end.
+ * one stack sample), an async-profiler capture when {@code profile-on-spin} is set, and
+ * {@code dev.ccagent.CpuSpin} JFR events from the moment it is established: one at detection, one every
+ * {@link #REPORT_EVERY_NANOS} while it lasts (top frames sampled again), one at its end, and one per open
+ * episode whenever a chunk ends (recording stop, JVM exit; JFR's {@code endChunk} period), so that a
+ * dump taken during the spin and the recording written at exit both hold it. {@link #openEpisodes()}
+ * lists the open ones for {@code status}.
  */
 public final class CpuSpinMonitor {
 
@@ -55,6 +59,13 @@ public final class CpuSpinMonitor {
     static final long BYTES_PER_CPU_SECOND = 32 * 1024;
     static final long DATAGRAMS_PER_CPU_SECOND = 50;
     static final int TOP_FRAMES = 12;
+    /** An open episode's figures are committed again this often. */
+    static final long REPORT_EVERY_NANOS = 5_000_000_000L;
+
+    private static final java.util.concurrent.atomic.AtomicLong EPISODE_IDS = new java.util.concurrent.atomic.AtomicLong();
+    /** Open episodes, for readers off the detector's thread (the chunk-end hook, status). */
+    private static final Map<Long, Episode> OPEN = new java.util.concurrent.ConcurrentHashMap<>();
+    private static boolean chunkHookRegistered;
 
     /** One connection as a source sees it at one tick. Unknown counters are -1. */
     public static final class Reading {
@@ -100,13 +111,47 @@ public final class CpuSpinMonitor {
         long loopsEntered = -1;
         long loopsExited = -1;
         long stuckSince;      // ticks with an unfinished, unchanged send iteration
-        long windowLoops;     // loop entries over the current window (attribution)
+        long windowLoops;     // loop entries over the last WINDOW_SAMPLES ticks (attribution): 0 once idle that long
+        final long[] loopRing = new long[WINDOW_SAMPLES];
+        int loopHead;
         long seen;
         Reading last;
     }
 
+    /** An episode's figures since it started, as of one tick (immutable: read off the detector's thread). */
+    private static final class Figures {
+        final long atNanos;
+        final long cpuTime;
+        final long wall;
+        final long moved;
+        final long acked;
+        final long ackEliciting;
+        final long datagrams;
+        final String topFrames;
+
+        Figures(long atNanos, long cpuTime, long wall, long moved, long acked, long ackEliciting, long datagrams,
+                String topFrames) {
+            this.atNanos = atNanos;
+            this.cpuTime = cpuTime;
+            this.wall = wall;
+            this.moved = moved;
+            this.acked = acked;
+            this.ackEliciting = ackEliciting;
+            this.datagrams = datagrams;
+            this.topFrames = topFrames;
+        }
+
+        double share() {
+            return wall > 0 ? cpuTime / (double) wall : 0;
+        }
+    }
+
     /** One episode in progress. */
     private static final class Episode {
+        final long id = EPISODE_IDS.incrementAndGet();
+        long threadId;
+        long lastCommitNanos;
+        volatile Figures figures;
         long startNanos;
         long startCpu;
         long startBytes;
@@ -118,6 +163,7 @@ public final class CpuSpinMonitor {
         String threadName;
         String topFrames;
         String flameGraph;
+        /** Begun at the last commit: the next event of the episode covers the time since. */
         CpuSpin event;
     }
 
@@ -178,6 +224,46 @@ public final class CpuSpinMonitor {
         this.threads = threads;
         this.capture = capture;
         current = this;
+        registerChunkHook();
+    }
+
+    /** JFR calls the hook when a chunk ends (recording stop, rotation, exit): every open episode is committed. */
+    private static synchronized void registerChunkHook() {
+        if (chunkHookRegistered) {
+            return;
+        }
+        chunkHookRegistered = true;
+        JfrSwitch.whenRecorderInitialized(() -> jdk.jfr.FlightRecorder.addPeriodicEvent(CpuSpin.class,
+                CpuSpinMonitor::commitOpenEpisodes));
+    }
+
+    /** The chunk-end hook (JFR's thread): each open episode as of its latest tick, {@code endedBy = ongoing}. */
+    static void commitOpenEpisodes() {
+        for (Episode e : OPEN.values()) {
+            Figures f = e.figures;
+            if (f != null) {
+                CpuSpin ev = new CpuSpin();
+                if (ev.shouldCommit()) {
+                    fill(ev, e, f, "ongoing");
+                    ev.commit();
+                }
+            }
+        }
+    }
+
+    /** Open episodes as {@code status} lines: where, since when, how much CPU and progress so far. */
+    public static List<String> openEpisodes() {
+        List<String> lines = new ArrayList<>();
+        for (Episode e : OPEN.values()) {
+            Figures f = e.figures;
+            if (f != null) {
+                lines.add(String.format(Locale.ROOT, "CPU spin on %s connection %s, thread \"%s\" (id %d): ongoing for "
+                                + "%.1f s at %.0f%% of a core, %d B moved; top frames: %s", e.library, e.connectionId,
+                        e.threadName, e.threadId, (System.nanoTime() - e.startNanos) / 1e9, 100 * f.share(), f.moved,
+                        firstFrames(f.topFrames, 3)));
+            }
+        }
+        return lines;
     }
 
     /** Spin episodes started since the detector started (status, tests). */
@@ -255,9 +341,11 @@ public final class CpuSpinMonitor {
             if (r.loopsEntered >= 0) {
                 boolean inside = r.loopsExited >= 0 && r.loopsEntered > r.loopsExited;
                 c.stuckSince = inside && r.loopsEntered == c.loopsEntered ? c.stuckSince + 1 : 0;
-                // wake-ups over roughly the last window (decaying sum), for attribution on a shared thread
-                c.windowLoops = c.loopsEntered < 0 ? 0
-                        : c.windowLoops - c.windowLoops / WINDOW_SAMPLES + (r.loopsEntered - c.loopsEntered);
+                // wake-ups over the last window (a sliding sum), for attribution on a shared thread
+                long entered = c.loopsEntered < 0 ? 0 : Math.max(0, r.loopsEntered - c.loopsEntered);
+                c.loopHead = (c.loopHead + 1) % WINDOW_SAMPLES;
+                c.windowLoops += entered - c.loopRing[c.loopHead];
+                c.loopRing[c.loopHead] = entered;
                 c.loopsEntered = r.loopsEntered;
                 c.loopsExited = r.loopsExited;
             }
@@ -299,13 +387,17 @@ public final class CpuSpinMonitor {
     }
 
     /**
-     * Burning most of a core: at least {@value #SHARE_MIN} of one, or, on a host short of CPU, RUNNABLE
+     * Burning most of a core: at least {@value #SHARE_MIN} of one, or, on a host short of CPU, a dedicated
+     * thread (never a shared event loop, which is RUNNABLE while parked in its selector) RUNNABLE
      * in at least {@value #DEMAND_MIN} of the samples with at least {@value #SHARE_FLOOR} of a core (it
      * wants a whole core; the scheduler gives it less).
      */
     private static boolean burning(Track t, int back, double cpuSeconds, double wall) {
         if (cpuSeconds >= SHARE_MIN * wall) {
             return true;
+        }
+        if (t.shared) {
+            return false; // an event loop parked in epoll or select is RUNNABLE too: its CPU time alone counts
         }
         long samples = back;
         long runnable = t.runnable[t.head] - t.runnable[t.at(back)];
@@ -342,6 +434,7 @@ public final class CpuSpinMonitor {
             return;
         }
         if (t.episode != null) {
+            update(t, t.episode, now, cpu);
             if (t.count <= END_SAMPLES) {
                 return;
             }
@@ -351,7 +444,7 @@ public final class CpuSpinMonitor {
             if (!noProgress(t, END_SAMPLES, cpuSeconds)) {
                 end(t, now, cpu, "progress");
             } else if (cpuSeconds < SHARE_IDLE * wall
-                    && t.runnable[t.head] - t.runnable[from] < END_SAMPLES / 2.0) {
+                    && (t.shared || t.runnable[t.head] - t.runnable[from] < END_SAMPLES / 2.0)) {
                 end(t, now, cpu, "idle");
             }
             return;
@@ -421,16 +514,13 @@ public final class CpuSpinMonitor {
         if (e.flameGraph == null) {
             e.flameGraph = "";
         }
-        if (JfrSwitch.on) {
-            CpuSpin ev = new CpuSpin();
-            if (ev.isEnabled()) {
-                ev.begin();
-                e.event = ev;
-            }
-        }
+        e.threadId = t.threadId;
         t.episode = e;
         episodes++;
         ongoing++;
+        e.figures = figures(t, e, now, cpu, e.topFrames);
+        OPEN.put(e.id, e);
+        commit(e, e.figures, "ongoing");
         String line = String.format(Locale.ROOT, "CPU spin on %s connection %s: thread \"%s\" (id %d) burned %.0f%% "
                         + "of a core for %.1f s while the connection moved %d B (%s); top frames: %s", e.library,
                 e.connectionId, e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9,
@@ -443,40 +533,92 @@ public final class CpuSpinMonitor {
         }
     }
 
+    /** The episode's figures since it started, as of {@code now}. */
+    private static Figures figures(Track t, Episode e, long now, long cpu, String topFrames) {
+        return new Figures(now, (cpu >= 0 ? cpu : t.cpu[t.head]) - e.startCpu, now - e.startNanos,
+                t.cumBytes - e.startBytes, t.cumAcked - e.startAcked, t.cumAckEliciting - e.startAckEliciting,
+                t.dgrams[t.head] - e.startDatagrams, topFrames);
+    }
+
+    /** Each tick of an open episode: its figures for the readers off this thread, and its periodic event. */
+    private void update(Track t, Episode e, long now, long cpu) {
+        String frames = e.topFrames;
+        boolean report = now - e.lastCommitNanos >= REPORT_EVERY_NANOS;
+        if (report) {
+            String again = frames(stack(t.threadId));
+            if (!again.isEmpty()) {
+                frames = again;
+                e.topFrames = again;
+            }
+        }
+        e.figures = figures(t, e, now, cpu, frames);
+        if (report) {
+            commit(e, e.figures, "ongoing");
+        }
+    }
+
+    /** One event of the episode: the time since its previous one, its figures since it started (detector thread). */
+    private static void commit(Episode e, Figures f, String endedBy) {
+        e.lastCommitNanos = f.atNanos;
+        CpuSpin ev = e.event;
+        e.event = null;
+        if (!JfrSwitch.on) {
+            return;
+        }
+        if (ev == null) {
+            ev = new CpuSpin(); // the first event, or the first since a recording started: from now
+            ev.begin();
+        }
+        ev.end();
+        if (ev.shouldCommit()) {
+            fill(ev, e, f, endedBy);
+            ev.commit();
+        }
+        if (!"ongoing".equals(endedBy)) {
+            return;
+        }
+        CpuSpin next = new CpuSpin();
+        if (next.isEnabled()) {
+            next.begin();
+            e.event = next;
+        }
+    }
+
+    private static void fill(CpuSpin ev, Episode e, Figures f, String endedBy) {
+        ev.episodeId = e.id;
+        ev.episodeDuration = f.wall;
+        ev.library = e.library;
+        ev.connectionId = e.connectionId;
+        ev.threadName = e.threadName;
+        ev.threadId = e.threadId;
+        ev.cpuShare = f.share();
+        ev.cpuTime = f.cpuTime;
+        ev.bytesAcked = f.acked;
+        ev.ackElicitingSent = f.ackEliciting;
+        ev.appBytes = f.moved - f.acked;
+        ev.datagrams = f.datagrams;
+        ev.topFrames = f.topFrames;
+        ev.flameGraph = e.flameGraph;
+        ev.endedBy = endedBy;
+        ev.detectedAfter = WINDOW_SAMPLES * PERIOD_MILLIS * 1_000_000L;
+    }
+
     private void end(Track t, long now, long cpu, String endedBy) {
         Episode e = t.episode;
         t.episode = null;
         ongoing--;
-        long cpuTime = (cpu >= 0 ? cpu : t.cpu[t.head]) - e.startCpu;
-        long wall = now - e.startNanos;
-        double share = wall > 0 ? cpuTime / (double) wall : 0;
-        long moved = t.cumBytes - e.startBytes;
+        OPEN.remove(e.id);
+        Figures f = figures(t, e, now, cpu, e.topFrames);
+        long cpuTime = f.cpuTime;
+        long wall = f.wall;
+        double share = f.share();
+        long moved = f.moved;
         AgentLog.warn(String.format(Locale.ROOT, "CPU spin on %s connection %s ended (%s) after %.1f s: thread \"%s\" "
                         + "used %.1f s of CPU (%.0f%%), the connection moved %d B meanwhile", e.library, e.connectionId,
                 endedBy, wall / 1e9, e.threadName, cpuTime / 1e9, 100 * share, moved));
         AgentRuntime.recordAlarm(String.format(Locale.ROOT, "CPU spin on %s connection %s ended (%s) after %.1f s",
                 e.library, e.connectionId, endedBy, wall / 1e9));
-        CpuSpin ev = e.event;
-        if (ev != null) {
-            ev.end();
-            if (ev.shouldCommit()) {
-                ev.library = e.library;
-                ev.connectionId = e.connectionId;
-                ev.threadName = e.threadName;
-                ev.threadId = t.threadId;
-                ev.cpuShare = share;
-                ev.cpuTime = cpuTime;
-                ev.bytesAcked = t.cumAcked - e.startAcked;
-                ev.ackElicitingSent = t.cumAckEliciting - e.startAckEliciting;
-                ev.appBytes = moved - (t.cumAcked - e.startAcked);
-                ev.datagrams = t.dgrams[t.head] - e.startDatagrams;
-                ev.topFrames = e.topFrames;
-                ev.flameGraph = e.flameGraph;
-                ev.endedBy = endedBy;
-                ev.detectedAfter = WINDOW_SAMPLES * PERIOD_MILLIS * 1_000_000L;
-                ev.commit();
-            }
-        }
+        commit(e, f, endedBy);
         // a new episode on this thread needs a whole new window
         t.count = 0;
     }

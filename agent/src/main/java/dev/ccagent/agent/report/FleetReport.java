@@ -296,6 +296,8 @@ public final class FleetReport {
     final Map<String, Conn> summaries = new HashMap<>();
     final Map<String, StateConn> states = new HashMap<>();
     final Map<String, Alarms> alarms = new HashMap<>();
+    /** Spin episodes counted (an episode is recorded several times while it lasts). */
+    private final java.util.Set<Object> spinEpisodes = new java.util.HashSet<>();
     final Map<String, Arm> seriesArms = new TreeMap<>();
     final List<Rollback> rollbacks = new ArrayList<>();
     final Map<String, String> strings = new HashMap<>();
@@ -535,6 +537,9 @@ public final class FleetReport {
                 if (alarm != null) {
                     if (name.equals("dev.ccagent.SendPathAllocation") && e.hasField("flagged") && !e.getBoolean("flagged")) {
                         return;
+                    }
+                    if (name.equals("dev.ccagent.CpuSpin") && !spinEpisodes.add(CpuSpinLine.episodeKey(e))) {
+                        return; // one alarm per episode, however many of its events were recorded
                     }
                     alarmsOf(e).counts.merge(alarm, 1, Integer::sum);
                 }

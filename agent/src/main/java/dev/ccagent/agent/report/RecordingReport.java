@@ -130,7 +130,8 @@ public final class RecordingReport {
     private final Path file;
     private final Map<String, Connection> connections = new LinkedHashMap<>();
     private final Map<String, Integer> unattributedAlarms = new TreeMap<>();
-    private final List<String> cpuSpins = new java.util.ArrayList<>();
+    /** Spin episodes, each by its latest event. */
+    private final Map<Object, RecordedEvent> cpuSpins = new LinkedHashMap<>();
     private final List<RecordedEvent> ours = new ArrayList<>();
     private final Map<String, Integer> counts = new TreeMap<>();
     private long events;
@@ -204,8 +205,8 @@ public final class RecordingReport {
             if (type.equals("dev.ccagent.SendPathAllocation") && !e.getBoolean("flagged")) {
                 return;
             }
-            if (type.equals("dev.ccagent.CpuSpin")) {
-                cpuSpins.add(CpuSpinLine.of(e));
+            if (type.equals("dev.ccagent.CpuSpin") && !CpuSpinLine.keep(cpuSpins, e)) {
+                return; // another event of an episode already counted
             }
             String shortName = type.substring("dev.ccagent.".length());
             String id = string(e, "connectionId");
@@ -250,6 +251,11 @@ public final class RecordingReport {
             }
         }
         return out;
+    }
+
+    /** CPU spin episodes, each by its latest {@code dev.ccagent.CpuSpin} event (an ended one first), in file order. */
+    public List<RecordedEvent> cpuSpinEpisodes() {
+        return new ArrayList<>(cpuSpins.values());
     }
 
     /** Events per type name, all types (JDK's too). */
@@ -346,7 +352,7 @@ public final class RecordingReport {
         if (!unattributedAlarms.isEmpty()) {
             sb.append("\nalarms not tied to a connection: ").append(unattributedAlarms).append('\n');
         }
-        CpuSpinLine.section(sb, cpuSpins);
+        CpuSpinLine.section(sb, cpuSpins.values());
         return sb.toString();
     }
 

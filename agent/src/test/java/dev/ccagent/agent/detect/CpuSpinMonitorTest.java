@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The monitor's rules on scripted threads and connections (the clock, each thread's CPU time and each
@@ -99,6 +100,158 @@ class CpuSpinMonitorTest {
             period(2, 1.0);
         }
         assertEquals(0, CpuSpinMonitor.ongoing(), "progress ended it");
+    }
+
+    @Test
+    void anEpisodeIsRecordedFromItsDetectionWhileItLastsAndAtItsEnd(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        dev.ccagent.jfr.JfrSwitch.install();
+        java.nio.file.Path file = dir.resolve("spin.jfr");
+        List<jdk.jfr.consumer.RecordedEvent> atDetection;
+        List<jdk.jfr.consumer.RecordedEvent> all;
+        try (jdk.jfr.Recording rec = new jdk.jfr.Recording()) {
+            rec.enable("dev.ccagent.CpuSpin");
+            rec.start();
+            dev.ccagent.jfr.JfrSwitch.refresh();
+            CpuSpinMonitor.Reading r = conn("open", 5, false);
+            r.appBytes = 1000;
+            readings.add(r);
+            cpu.put(5L, 0L);
+            for (int i = 0; i < 10; i++) {
+                period(5, 1.0);
+            }
+            assertEquals(1, CpuSpinMonitor.ongoing());
+            // a dump taken now, while the spin lasts, holds it
+            rec.dump(file);
+            atDetection = spins(file);
+            // the one committed at detection, and the dump's own chunk end (the end-of-chunk hook) may add one
+            assertTrue(atDetection.size() >= 1 && atDetection.size() <= 2, "committed at detection: " + atDetection);
+            assertTrue(atDetection.stream().allMatch(e -> "ongoing".equals(e.getString("endedBy"))), atDetection.toString());
+            assertEquals(1, CpuSpinMonitor.openEpisodes().size(), "status lists it");
+            assertTrue(CpuSpinMonitor.openEpisodes().get(0).contains("connection open"), CpuSpinMonitor.openEpisodes().toString());
+            for (int i = 0; i < 42; i++) { // 10.5 s more: two periodic events
+                period(5, 1.0);
+            }
+            for (int i = 0; i < 4; i++) {
+                r.appBytes += 200_000;
+                period(5, 1.0);
+            }
+            assertEquals(0, CpuSpinMonitor.ongoing(), "progress ended it");
+            assertEquals(List.of(), CpuSpinMonitor.openEpisodes());
+            rec.stop();
+            rec.dump(file);
+            all = spins(file);
+        }
+        long id = atDetection.get(0).getLong("episodeId");
+        assertTrue(id > 0);
+        // detection, every 5 s while it lasted, the end (and the mid-episode dump's chunk end)
+        assertTrue(all.size() >= 4 && all.size() <= 5, all.toString());
+        long lastCpu = -1;
+        long lastAge = -1;
+        for (jdk.jfr.consumer.RecordedEvent e : all) {
+            assertEquals(id, e.getLong("episodeId"), e.toString());
+            assertTrue(e.getLong("cpuTime") >= lastCpu && e.getLong("episodeDuration") >= lastAge, "figures since the start: " + e);
+            lastCpu = e.getLong("cpuTime");
+            lastAge = e.getLong("episodeDuration");
+        }
+        List<String> endedBy = all.stream().map(e -> e.getString("endedBy")).collect(java.util.stream.Collectors.toList());
+        assertEquals("progress", endedBy.get(endedBy.size() - 1), endedBy.toString());
+        assertTrue(endedBy.subList(0, endedBy.size() - 1).stream().allMatch("ongoing"::equals), endedBy.toString());
+        // periodic: events 5 s apart in the episode's time (at 2 s of age, then 7 s and 12 s)
+        assertTrue(all.stream().anyMatch(e -> Math.abs(e.getLong("episodeDuration") - 7_000 * MS) <= 260 * MS), all.toString());
+        assertTrue(all.stream().anyMatch(e -> Math.abs(e.getLong("episodeDuration") - 12_000 * MS) <= 260 * MS), all.toString());
+        // the episode's time: 2 s of window, 10.5 s more, and the progress ticks that ended it (at most 1 s)
+        assertTrue(lastAge > 12_500 * MS && lastAge <= 13_500 * MS, "ended with progress: " + lastAge);
+    }
+
+    @Test
+    void anEpisodeOpenWhenTheRecordingStopsIsCommittedAsOngoing(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        dev.ccagent.jfr.JfrSwitch.install();
+        java.nio.file.Path file = dir.resolve("open.jfr");
+        try (jdk.jfr.Recording rec = new jdk.jfr.Recording()) {
+            rec.enable("dev.ccagent.CpuSpin");
+            rec.start();
+            dev.ccagent.jfr.JfrSwitch.refresh();
+            CpuSpinMonitor.Reading r = conn("at-stop", 6, false);
+            r.appBytes = 0;
+            readings.add(r);
+            cpu.put(6L, 0L);
+            for (int i = 0; i < 13; i++) { // detected, then 1 s more: no periodic event yet
+                period(6, 1.0);
+            }
+            assertEquals(1, CpuSpinMonitor.ongoing());
+            rec.stop(); // the chunk ends: JFR runs the end-of-chunk hook
+            rec.dump(file);
+        }
+        List<jdk.jfr.consumer.RecordedEvent> all = spins(file);
+        assertEquals(2, all.size(), "at detection and at the recording's end: " + all);
+        assertTrue(all.stream().allMatch(e -> "ongoing".equals(e.getString("endedBy"))), all.toString());
+        long age = all.stream().mapToLong(e -> e.getLong("episodeDuration")).max().orElse(0);
+        // established over 2 s (8 periods), then 1 s more: the chunk-end event has the latest tick's figures
+        assertEquals(3_000 * MS, age, 10 * MS, "the figures of the latest tick: " + all);
+    }
+
+    static List<jdk.jfr.consumer.RecordedEvent> spins(java.nio.file.Path file) throws java.io.IOException {
+        List<jdk.jfr.consumer.RecordedEvent> out = new ArrayList<>();
+        for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(file)) {
+            if (e.getEventType().getName().equals("dev.ccagent.CpuSpin")) {
+                out.add(e);
+            }
+        }
+        out.sort(java.util.Comparator.comparing(jdk.jfr.consumer.RecordedEvent::getEndTime));
+        return out;
+    }
+
+    @Test
+    void aSharedLoopParkedInItsSelectorIsNoSpin() throws Exception {
+        // the JVM reports a thread parked in Selector.select() as RUNNABLE, as it does Netty's event loops
+        try (java.nio.channels.Selector selector = java.nio.channels.Selector.open()) {
+            Thread loop = new Thread(() -> {
+                try {
+                    selector.select();
+                } catch (java.io.IOException ignored) {
+                    // closed
+                }
+            }, "test-selector");
+            loop.setDaemon(true);
+            loop.start();
+            while (loop.getState() != Thread.State.RUNNABLE) {
+                Thread.sleep(5);
+            }
+            CpuSpinMonitor.Reading idle = conn("idle-quic", 7, true);
+            idle.thread = loop;
+            idle.datagrams = 0;
+            idle.loopsEntered = 1; // one keep-alive, then nothing
+            idle.loopsExited = 1;
+            readings.add(idle);
+            cpu.put(7L, 0L);
+            for (int i = 0; i < 40; i++) {
+                period(7, 0.06); // 6% of a core of TCP work on the same loop
+            }
+            assertEquals(0, CpuSpinMonitor.episodes(), "6% of a core on a parked, RUNNABLE event loop is no spin");
+            selector.wakeup();
+        }
+    }
+
+    @Test
+    void aBusySharedLoopIsNotBlamedOnAConnectionThatWentIdle() {
+        CpuSpinMonitor.Reading quiet = conn("quiet-quic", 8, true);
+        quiet.datagrams = 0;
+        quiet.loopsEntered = 0;
+        quiet.loopsExited = 0;
+        readings.add(quiet);
+        cpu.put(8L, 0L);
+        period(8, 0.1);
+        quiet.loopsEntered = 1; // a keep-alive, then idle
+        quiet.loopsExited = 1;
+        for (int i = 0; i < 12; i++) {
+            period(8, 0.1);
+        }
+        for (int i = 0; i < 20; i++) {
+            period(8, 1.0); // the loop burns a core on something that is not this connection
+        }
+        assertEquals(0, CpuSpinMonitor.episodes(), "an idle connection's send-loop count falls to zero: nobody to blame");
     }
 
     @Test

@@ -94,6 +94,44 @@ class FleetReportTest {
     }
 
     @Test
+    void aSpinEpisodeRecordedSeveralTimesIsOneAlarm(@TempDir Path dir) throws Exception {
+        SplittableRandom r = new SplittableRandom(7);
+        List<SyntheticFleet.Plan> plans = SyntheticFleet.plan("jvm-spin", 1, 2, 1_000_000_000L,
+                List.of(new SyntheticFleet.ArmModel("default", "bbr1", 1.0, 4e6, 0.6, 50, 0.012)), r);
+        SyntheticFleet.Plan p = plans.get(0);
+        Path file = dir.resolve("spin.jfr");
+        try (Recording rec = new Recording()) {
+            rec.enable(ConnectionSummary.class).withoutStackTrace();
+            rec.enable(dev.ccagent.jfr.CpuSpin.class).withoutStackTrace();
+            rec.start();
+            SyntheticFleet.summary(p, 1, 0, "close");
+            // one episode as an agent records it: at detection, while it lasted, at its end
+            for (String endedBy : List.of("ongoing", "ongoing", "progress")) {
+                dev.ccagent.jfr.CpuSpin e = new dev.ccagent.jfr.CpuSpin();
+                e.library = "kwik";
+                e.connectionId = p.connectionId;
+                e.episodeId = 42;
+                e.endedBy = endedBy;
+                e.commit();
+            }
+            // and an older agent's event (no episode id): an episode of its own
+            dev.ccagent.jfr.CpuSpin old = new dev.ccagent.jfr.CpuSpin();
+            old.library = "kwik";
+            old.connectionId = p.connectionId;
+            old.endedBy = "close";
+            old.commit();
+            rec.stop();
+            rec.dump(file);
+        }
+        FleetReport report = FleetReport.read(List.of(file), new FleetReport.Options());
+        FleetReport.Arm arm = report.arms().values().iterator().next();
+        assertEquals(Integer.valueOf(2), arm.alarms.get("CpuSpin"), "two episodes: " + arm.alarms);
+        RecordingReport single = RecordingReport.read(file);
+        assertEquals(2, single.cpuSpinEpisodes().size(), single.text());
+        assertEquals("progress", single.cpuSpinEpisodes().get(0).getString("endedBy"), "the episode's last event");
+    }
+
+    @Test
     void mergeOfTwoRecordingsEqualsOneRecordingOfTheirConnectionsAndDuplicatesCountOnce(@TempDir Path dir)
             throws Exception {
         List<SyntheticFleet.Plan> a = plans("aaaa0001", 60, 11, 1.5);

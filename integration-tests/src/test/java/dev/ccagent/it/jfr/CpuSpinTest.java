@@ -141,6 +141,17 @@ class CpuSpinTest {
             assertTrue(detected > 0, "a CPU spin was flagged" + server.describe());
             long after = (detected - pausedAt) / 1_000_000;
             System.out.println("kwik 0.10.3 spin flagged " + after + " ms after the client stopped reading");
+            // what on-call does while the server burns: dump the running recording (the JDK's jcmd)
+            Path mid = dir.resolve("old-resume-mid.jfr");
+            String dumped = ForkedJvm.jcmd(server.pid(), "JFR.dump", "name=ccagent", "filename=" + mid);
+            RecordingReport during = RecordingReport.read(mid);
+            assertNull(during.problem(), dumped);
+            List<RecordedEvent> open = during.cpuSpinEpisodes();
+            assertEquals(1, open.size(), "the spin is in a dump taken while it lasts: " + during.counts());
+            assertEquals("ongoing", open.get(0).getString("endedBy"), open.toString());
+            assertTrue(open.get(0).getString("topFrames").contains("tech.kwik.core.send.PacketAssembler")
+                    || open.get(0).getString("topFrames").contains("StreamOutputStreamImpl.sendFrame"), open.toString());
+            assertTrue(during.text().contains("still ongoing"), during.text());
             client.awaitLine(Pattern.compile("^resumed"), Duration.ofSeconds(60));
             resumedAt = Instant.now();
             long pausedFor = System.nanoTime() - pausedAt;
@@ -177,11 +188,14 @@ class CpuSpinTest {
                 "sendRequestsQueued"), serverLog);
         RecordingReport r = RecordingReport.read(rec);
         assertNull(r.problem(), "the whole recording was readable");
-        List<RecordedEvent> spins = r.events("dev.ccagent.CpuSpin");
-        assertEquals(1, spins.size(), "one episode: " + spins);
+        List<RecordedEvent> spins = r.cpuSpinEpisodes();
+        assertEquals(1, spins.size(), "one episode: " + r.events("dev.ccagent.CpuSpin"));
         RecordedEvent e = spins.get(0);
         assertEquals("kwik", e.getString("library"));
         assertEquals("progress", e.getString("endedBy"));
+        // the same episode as the dump showed, its earlier events still ongoing
+        List<RecordedEvent> all = r.events("dev.ccagent.CpuSpin");
+        assertTrue(all.size() >= 2 && all.stream().allMatch(x -> x.getLong("episodeId") == e.getLong("episodeId")), all.toString());
         assertFalse(e.getString("connectionId").isEmpty(), e.toString());
         assertTrue(e.getString("threadName").startsWith("sender"), e.toString());
         assertTrue(e.getDouble("cpuShare") >= 0.1, e.toString());
@@ -191,7 +205,7 @@ class CpuSpinTest {
         // the episode ends after the client read again, and not long after
         assertTrue(e.getEndTime().isAfter(resumedAt.minusSeconds(2)) && e.getEndTime().isBefore(resumedAt.plusSeconds(15)),
                 e.getEndTime() + " vs client resumed " + resumedAt);
-        assertTrue(Duration.between(e.getStartTime(), e.getEndTime()).toMillis() >= 1_000, e.toString());
+        assertTrue(e.getLong("episodeDuration") - e.getLong("detectedAfter") >= 1_000_000_000L, "lasted a second past detection: " + e);
         assertTrue(r.text().contains("CPU spin"), r.text());
     }
 
@@ -213,10 +227,38 @@ class CpuSpinTest {
             serverLog = log(server);
         }
         RecordingReport r = RecordingReport.read(rec);
-        List<RecordedEvent> spins = r.events("dev.ccagent.CpuSpin");
+        List<RecordedEvent> spins = r.cpuSpinEpisodes();
         assertEquals(1, spins.size(), serverLog);
         String endedBy = spins.get(0).getString("endedBy");
         assertTrue(endedBy.equals("close") || endedBy.equals("idle"), spins.toString());
+    }
+
+    @Test
+    void kwik0103SpinStillOpenWhenTheServerIsStoppedIsInTheRecordingWrittenAtExit() throws Exception {
+        Path rec = dir.resolve("old-stopped.jfr");
+        try (ForkedJvm server = server("old-server-3", oldKwikClassPath(), "jfr=" + rec, ANSWER);
+             ForkedJvm client = stallingClient("never-reading-client", port("old-server-3"), 64 * 1024, 120_000, "close")) {
+            client.awaitLine(Pattern.compile("^paused"), Duration.ofSeconds(60));
+            assertTrue(awaitLog(server, "CPU spin on kwik connection", 20_000) > 0, server.describe());
+            Thread.sleep(1_500);
+            // as a service manager stops it: SIGTERM while the sender spins; the JVM's exit writes the recording
+            server.process().destroy();
+            assertTrue(server.process().waitFor(60, java.util.concurrent.TimeUnit.SECONDS), server.describe());
+            String serverLog = log(server);
+            assertFalse(serverLog.contains("ended ("), "the episode was still open at exit: " + serverLog);
+        }
+        RecordingReport r = RecordingReport.read(rec);
+        assertNull(r.problem(), "the whole recording was readable");
+        List<RecordedEvent> spins = r.cpuSpinEpisodes();
+        assertEquals(1, spins.size(), r.counts().toString());
+        RecordedEvent e = spins.get(0);
+        assertEquals("ongoing", e.getString("endedBy"), e.toString());
+        assertTrue(e.getString("topFrames").contains("tech.kwik.core.send.PacketAssembler")
+                || e.getString("topFrames").contains("StreamOutputStreamImpl.sendFrame"), e.getString("topFrames"));
+        // its figures reach the end: at least the 1.5 s it ran past detection, at most of a core each second
+        assertTrue(e.getLong("episodeDuration") - e.getLong("detectedAfter") >= 1_000_000_000L, e.toString());
+        assertTrue(e.getDouble("cpuShare") >= 0.1 && e.getDouble("cpuShare") <= 1.05, e.toString());
+        assertTrue(r.text().contains("still ongoing"), r.text());
     }
 
     @Test
@@ -267,8 +309,8 @@ class CpuSpinTest {
         }
         assertTrue(serverLog.contains("ended (close)"), "the episode ended with the connection\n" + serverLog);
         RecordingReport r = RecordingReport.read(rec);
-        List<RecordedEvent> spins = r.events("dev.ccagent.CpuSpin");
-        assertEquals(1, spins.size(), spins.toString());
+        List<RecordedEvent> spins = r.cpuSpinEpisodes();
+        assertEquals(1, spins.size(), r.events("dev.ccagent.CpuSpin").toString());
         RecordedEvent e = spins.get(0);
         assertEquals("close", e.getString("endedBy"));
         assertTrue(e.getString("topFrames").contains("BusySpin$Controller.burn"), e + "\n" + lines(serverLog, "CPU spin"));
