@@ -28,6 +28,14 @@ import java.util.regex.Pattern;
  */
 public final class KwikRun implements AutoCloseable {
 
+    /**
+     * The clients' agent: kwik's stream-stall fix and nothing else. The clients run kwik 0.10.9, whose own
+     * stream-send race can hold back the request they write (the side that writes a stream needs the
+     * fix): a clean-clone test run once saw a warm-up stall at 0 bytes against a server with the fix on.
+     */
+    public static final String CLIENT_AGENT = "fix.kwik-stream-stall=on;detect=off;log=warn";
+
+
     static final Pattern PORT = Pattern.compile("^PORT (\\d+)");
     static final Pattern RESULT = Pattern.compile(
             "^RESULT conn=(\\d+) odcid=(\\S+) mode=(\\w+) (?:bytes=(\\d+) seconds=([\\d.]+) mbps=([\\d.]+) )?ok=(\\w+)(?: error=(\\S+))?");
@@ -150,7 +158,8 @@ public final class KwikRun implements AutoCloseable {
                 .args("--port", Integer.toString(target), "--mode", "down", "--bytes", Long.toString(bytes),
                         "--connections", Integer.toString(connections), "--parallel", Integer.toString(parallel),
                         "--seed", Long.toString(seed), "--timeout-seconds", Long.toString(timeout.toSeconds()))
-                .args(clientArgs);
+                .args(clientArgs)
+                .javaagent(tree.agentJar(), CLIENT_AGENT);
         try (ForkedJvm client = b.start()) {
             o.clientExit = client.waitFor(timeout.plusSeconds(30));
             o.clientOutput = client.stdout();

@@ -158,7 +158,7 @@ final class KwikIt {
         if (widenRace) {
             b.javaagent(stallWidenerJar(), null);
         }
-        b.javaagent(agentJar(), agentArgs != null ? agentArgs : CLIENT_AGENT);
+        b.javaagent(agentJar(), agentArgs != null ? agentArgs : dev.ccagent.it.bench.KwikRun.CLIENT_AGENT);
         return b.start();
     }
 
@@ -211,14 +211,9 @@ final class KwikIt {
     }
 
     /**
-     * The test clients' agent when a test names none: the stream-stall fix and nothing else. The clients
-     * run kwik 0.10.9, whose own stream-send race can hold back the request they write (the side that
-     * writes a stream needs the fix): a clean-clone run once saw a warm-up stall at 0 bytes against a server
-     * with the fix on, the server never having seen the request stream.
+     * Starts a client without waiting for it (see {@link #finish}); {@code agentArgs} null: the stream-stall
+     * fix only ({@link dev.ccagent.it.bench.KwikRun#CLIENT_AGENT}: the client writes a stream too).
      */
-    static final String CLIENT_AGENT = "fix.kwik-stream-stall=on;detect=off;log=warn";
-
-    /** Starts a client without waiting for it (see {@link #finish}); {@code agentArgs} null: {@link #CLIENT_AGENT}. */
     static ForkedJvm launchClient(Path dir, String name, String agentArgs, Duration timeout, String... args)
             throws IOException {
         ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkClient.class.getName())
