@@ -33,7 +33,8 @@ import java.util.SplittableRandom;
  * </ul>
  *
  * <h2>Safety mechanisms</h2>
- * Both are on by default and can be switched off with options:
+ * Both are options; low-RTT leniency is on by default for both BBRs, the sanity check only for
+ * bbr3 (bbr1 follows Linux {@code tcp_bbr.c} and quiche {@code bbr_sender.cc}, which have none):
  * <ul>
  *   <li>{@value #LOW_RTT_LENIENCY}: at min RTTs of at most 128 µs (loopback) RTT differences of
  *       up to 128 µs are noise: a sample within that margin confirms the min RTT, so it does not
@@ -126,6 +127,12 @@ public abstract class BbrBase implements CongestionController {
 
     /** The options both BBRs declare, with the algorithm's own PROBE_RTT interval default. */
     protected static List<OptionSpec> bbrOptions(String probeRttIntervalDefault, OptionSpec... more) {
+        return bbrOptions(probeRttIntervalDefault, "on", more);
+    }
+
+    /** The same, with the algorithm's own default of {@value #RATE_SANITY_CHECK}. */
+    protected static List<OptionSpec> bbrOptions(String probeRttIntervalDefault, String rateSanityCheckDefault,
+            OptionSpec... more) {
         List<OptionSpec> list = new ArrayList<>();
         list.add(OptionSpec.integer(SEED, 0, 1L << 53, "1",
                 "seed of the random gain-cycle phase and probe waits (deterministic simulation)"));
@@ -135,7 +142,7 @@ public abstract class BbrBase implements CongestionController {
                 "time PROBE_RTT holds its small window (plus one round trip)"));
         list.add(OptionSpec.bool(LOW_RTT_LENIENCY, "on",
                 "at min RTT <= 128us (localhost) treat RTT changes within 128us as noise: no min-RTT expiry, no delay signals, and size the window from 1ms of RTT"));
-        list.add(OptionSpec.bool(RATE_SANITY_CHECK, "on",
+        list.add(OptionSpec.bool(RATE_SANITY_CHECK, rateSanityCheckDefault,
                 "reset the bandwidth estimate to the delivery rate when pacing > 3x delivery while RTT > 2x min RTT"));
         for (OptionSpec s : more) {
             list.add(s);
