@@ -721,7 +721,7 @@ public final class Bbr3 extends BbrBase {
 
     private void startProbeBwUp(long now) {
         // Losses of packets sent before UP (in REFILL, at the cruise level) say nothing about
-        // whether the probe went too high: Linux tcp_bbr.c (v3) bbr_handle_lost_packet means to
+        // whether the probe went too high: Linux tcp_bbr.c (v3) bbr_skb_marked_lost means to
         // judge "an skb sent while probing for bandwidth" and quiche marks samples as
         // is_sample_from_probing only from enter_probe_up. The draft (and Linux, ngtcp2) count
         // every loss seen after REFILL's round, so 4 random losses of REFILL packets (1% loss,
