@@ -57,7 +57,9 @@ class Issue15AcceptanceTest {
      * inflight_lo/bw_lo to the latest round's delivery, which under random loss is (1 − p) of the
      * previous round's (and 1% pacing margin), so the model ratchets down between probes (2–3 s).
      * The test guards the measured improvement; before the fix: 53.9%, 76.4%, 46.4%, 39.1%, each
-     * below these bounds.
+     * below these bounds. Since issue 26 (no lower-bound ratchet in PROBE_BW on random loss) the
+     * targets are met and asserted at their own bounds by {@code RandomLossGoodputAndFairnessTest};
+     * these older, lower guards stay as they were.
      */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.CsvSource({"20000000,0.01,0.84", "50000000,0.01,0.80",
@@ -78,19 +80,24 @@ class Issue15AcceptanceTest {
     /**
      * 1 Gbit/s, 300 µs (a LAN), 1-BDP buffer, 2 s: the 1 ms RTT floor of low-RTT leniency applies
      * only at min RTT ≤ 128 µs, as its option text says, so a 300 µs path keeps no standing queue:
-     * queue p50 ≤ 10% of the base RTT, loss < 1%. Before: the floor applied below 1 ms, bbr1
+     * queue p50 ≤ 10% of the base RTT for bbr1, loss < 1%. Before: the floor applied below 1 ms, bbr1
      * sized its window from 1 ms (queue p50 0.3 ms = the whole buffer, 5.8% loss).
+     * bbr3: ≤ 30% of the base RTT. Its cut of bw_lo/inflight_lo on every loss round (the draft's text)
+     * kept this 31-packet buffer nearly empty (9 µs), and is the rule that cost it 15-40% of the link
+     * under 1-2% random loss; since it cuts in PROBE_BW only on losses beyond 2% of a round (issue 26,
+     * see Bbr3 and BENCHMARKS.md), its queue here is 73 µs at 0.53% loss and unchanged goodput. The
+     * floor this test was written for would still fail it (the whole buffer, 300 µs).
      */
     @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(strings = {"bbr1", "bbr3"})
-    void lanPathKeepsNoStandingQueue(String algo) {
+    @org.junit.jupiter.params.provider.CsvSource({"bbr1,30000", "bbr3,90000"})
+    void lanPathKeepsNoStandingQueue(String algo, long queueBoundNanos) {
         SimulationResult.FlowResult f = new Simulator(SimulationConfig.builder()
                 .rateBitsPerSecond(1_000_000_000L).rttNanos(300_000).bufferBdp(1.0)
                 .flow(FlowConfig.of(algo)).durationNanos(2 * S).build()).run().flow(0);
         long p50 = f.queueDelayPercentile(0.5);
         report("%s 1Gbit/300us 1BDP 2s: goodput %.1f Mbit/s, queue p50 %.1f us, loss %.2f%%",
                 algo, f.goodputBps() / 1e6, p50 / 1e3, 100 * f.lossRate());
-        assertTrue(p50 <= 30_000, "queue p50 " + p50 + " ns");
+        assertTrue(p50 <= queueBoundNanos, "queue p50 " + p50 + " ns");
         assertTrue(f.lossRate() < 0.01, "loss " + f.lossRate());
         assertTrue(f.goodputBps() > 0.9e9, "goodput " + f.goodputBps());
     }
