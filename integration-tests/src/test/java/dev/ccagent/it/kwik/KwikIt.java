@@ -158,7 +158,9 @@ final class KwikIt {
         if (widenRace) {
             b.javaagent(stallWidenerJar(), null);
         }
-        b.javaagent(agentJar(), agentArgs != null ? agentArgs : dev.ccagent.it.bench.KwikRun.CLIENT_AGENT);
+        if (!NO_AGENT.equals(agentArgs)) {
+            b.javaagent(agentJar(), agentArgs != null ? agentArgs : dev.ccagent.it.bench.KwikRun.CLIENT_AGENT);
+        }
         return b.start();
     }
 
@@ -210,9 +212,13 @@ final class KwikIt {
         return finish(launchClient(dir, name, agentArgs, timeout, args), timeout);
     }
 
+    /** {@code agentArgs} for a client that runs without any agent: kwik exactly as released, on both counts. */
+    static final String NO_AGENT = "";
+
     /**
      * Starts a client without waiting for it (see {@link #finish}); {@code agentArgs} null: the stream-stall
-     * fix only ({@link dev.ccagent.it.bench.KwikRun#CLIENT_AGENT}: the client writes a stream too).
+     * fix only ({@link dev.ccagent.it.bench.KwikRun#CLIENT_AGENT}: the client writes a stream too);
+     * {@link #NO_AGENT}: none.
      */
     static ForkedJvm launchClient(Path dir, String name, String agentArgs, Duration timeout, String... args)
             throws IOException {
