@@ -66,6 +66,8 @@ public final class CcAgent {
             instrumentation = inst;
             dev.ccagent.agent.instrument.HelperInjector.init(inst);
             apply(parsed.config(), how);
+            // a fresh attach is a new experiment: arms a previous attach rolled back (ArmStats outlive a detach) are re-enabled
+            dev.ccagent.agent.measure.Guard.reEnableAll(how);
             Control.register(CcAgent::detach, CcAgent::apply);
             System.setProperty(ATTACHED_PROPERTY, VERSION);
         } catch (Throwable t) {

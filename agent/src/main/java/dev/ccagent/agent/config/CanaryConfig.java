@@ -13,16 +13,27 @@ import java.util.Map;
  * <pre>
  *   measure=on|off                 measure every connection of every arm, stock ones too (default on)
  *   summary.period=10s             ConnectionSummary of long-lived connections every period (1s..1h)
- *   guard=on|off                   roll back a canary arm that is significantly worse (default off)
- *   guard.min-connections=20       closed connections per arm within the window before the guard judges
- *   guard.window=5min              connections closed within this window are compared (10s..24h)
- *   guard.loss-ratio=2.0           worse: canary's median loss rate above ratio × baseline's (and +0.5 points)
- *   guard.rtt-p95-increase=50%     worse: canary's median per-connection RTT p95 above baseline's by this
- *   guard.p-value=0.01             one-sided Mann–Whitney U p-value below which a difference counts
- *   guard.spin=on|off              a spin / send-loop alarm on a canary connection rolls the arm back (default on)
+ *   guard=on|off                   roll back a canary arm that is worse by more than the margins (default off)
+ *   guard.alpha=0.01               bound on rolling back an arm that is no worse, over the whole run (guard.p-value: old name)
+ *   guard.min-connections=20       pairs (canary close, baseline close) before any verdict (5..2048)
+ *   guard.window=5min              a pair's two closes are at most this far apart (10s..24h); also the MXBeans' RTT window
+ *   guard.loss-ratio=2.0           margin: a pair counts when the canary's loss rate > ratio × partner's + 0.5 points
+ *   guard.rtt-p95-increase=10%     margin: a pair counts when the canary's RTT p95 > (1 + this) × partner's
+ *   guard.goodput-decrease=10%     margin: a pair counts when the canary's goodput < (1 - this) × partner's
+ *   guard.spin=on|off              CPU spin episodes (server CPU without progress) are evidence (default on)
+ *   guard.spin-connections=3       canary connections with a CPU spin episode before a spin verdict (1..64)
  * </pre>
  */
 public final class CanaryConfig {
+
+    /**
+     * The most {@code guard.min-connections}: the guard keeps the newest 2048 pairs per arm for the medians
+     * its evidence shows (and records closes into a 2048-entry ring per arm), so a larger minimum would
+     * decide on more pairs than the evidence could show.
+     */
+    public static final int MAX_MIN_CONNECTIONS = 2048;
+    /** The most {@code guard.spin-connections}: the guard remembers 64 spinning connections per arm. */
+    public static final int MAX_SPIN_CONNECTIONS = 64;
 
     public static final CanaryConfig DEFAULT = new Builder().build(new java.util.ArrayList<>());
 
@@ -32,13 +43,16 @@ public final class CanaryConfig {
         Map<String, String> k = new LinkedHashMap<>();
         k.put("measure", "on|off: measure every connection of every arm (ConnectionSummary, per-arm MXBeans; default on)");
         k.put("summary.period", "ConnectionSummary period of long-lived connections, e.g. 10s (default 10s, 1s..1h)");
-        k.put("guard", "on|off: stop assigning new connections to a canary arm significantly worse than the default arm (default off)");
-        k.put("guard.min-connections", "closed connections per arm within the window before the guard judges (default 20, at least 5)");
-        k.put("guard.window", "the guard compares connections closed within this window, e.g. 5min (default 5min, 10s..24h)");
-        k.put("guard.loss-ratio", "canary median loss rate above this multiple of the baseline's is worse (default 2.0, > 1)");
-        k.put("guard.rtt-p95-increase", "canary median RTT p95 above the baseline's by this much is worse, e.g. 50% (default 50%)");
-        k.put("guard.p-value", "significance of the one-sided Mann-Whitney U test (default 0.01, in (0, 0.5])");
-        k.put("guard.spin", "on|off: a spin or send-loop alarm on a canary connection rolls the arm back (default on)");
+        k.put("guard", "on|off: stop assigning new connections to a canary arm worse than the default arm by more than the margins (default off)");
+        k.put("guard.alpha", "bound on the probability of rolling back an arm that is no worse, over the whole run (default 0.01, in (0, 0.2])");
+        k.put("guard.p-value", "the former name of guard.alpha (same meaning)");
+        k.put("guard.min-connections", "pairs of closed connections (canary, baseline) before any verdict (default 20, 5.." + MAX_MIN_CONNECTIONS + ")");
+        k.put("guard.window", "the most time between the closes of a canary connection and its baseline partner, e.g. 5min (default 5min, 10s..24h)");
+        k.put("guard.loss-ratio", "margin: a canary connection is worse when its loss rate is above this multiple of its partner's + 0.5 points (default 2.0, > 1)");
+        k.put("guard.rtt-p95-increase", "margin: a canary connection is worse when its RTT p95 is above its partner's by more than this, e.g. 10% (default 10%)");
+        k.put("guard.goodput-decrease", "margin: a canary connection is worse when its goodput is below its partner's by more than this, e.g. 10% (default 10%, below 100%)");
+        k.put("guard.spin", "on|off: CPU spin episodes (server CPU burned without progress) are evidence for the guard (default on)");
+        k.put("guard.spin-connections", "canary connections with a CPU spin episode before a spin verdict (default 3, 1.." + MAX_SPIN_CONNECTIONS + ")");
         KEYS = java.util.Collections.unmodifiableMap(k);
     }
 
@@ -49,8 +63,10 @@ public final class CanaryConfig {
     private final long windowNanos;
     private final double lossRatio;
     private final double rttP95Increase;
-    private final double pValue;
+    private final double alpha;
     private final boolean spin;
+    private final double goodputDecrease;
+    private final int spinConnections;
 
     private CanaryConfig(Builder b) {
         this.measure = b.measure;
@@ -60,8 +76,10 @@ public final class CanaryConfig {
         this.windowNanos = b.window;
         this.lossRatio = b.lossRatio;
         this.rttP95Increase = b.rttIncrease;
-        this.pValue = b.pValue;
+        this.alpha = b.alpha;
         this.spin = b.spin;
+        this.goodputDecrease = b.goodputDecrease;
+        this.spinConnections = b.spinConnections;
     }
 
     public boolean measure() { return measure; }
@@ -72,8 +90,12 @@ public final class CanaryConfig {
     public double lossRatio() { return lossRatio; }
     /** Relative increase, e.g. 0.5 for 50%. */
     public double rttP95Increase() { return rttP95Increase; }
-    public double pValue() { return pValue; }
+    /** The bound on rolling back an arm that is no worse, over the whole run. */
+    public double alpha() { return alpha; }
     public boolean spin() { return spin; }
+    /** Relative decrease, e.g. 0.1 for 10%. */
+    public double goodputDecrease() { return goodputDecrease; }
+    public int spinConnections() { return spinConnections; }
 
     static boolean owns(String key) {
         return KEYS.containsKey(key);
@@ -86,9 +108,11 @@ public final class CanaryConfig {
         private int minConnections = 20;
         private long window = 300_000_000_000L;
         private double lossRatio = 2.0;
-        private double rttIncrease = 0.5;
-        private double pValue = 0.01;
+        private double rttIncrease = 0.1;
+        private double alpha = 0.01;
         private boolean spin = true;
+        private double goodputDecrease = 0.1;
+        private int spinConnections = 3;
 
         void accept(String key, String value) {
             switch (key) {
@@ -110,8 +134,10 @@ public final class CanaryConfig {
                     } catch (NumberFormatException e) {
                         throw new CcConfigException("expected a whole number of connections");
                     }
-                    if (minConnections < 5 || minConnections > 100_000) {
-                        throw new CcConfigException("between 5 and 100000 (the rank test needs at least 5 per arm)");
+                    if (minConnections < 5 || minConnections > MAX_MIN_CONNECTIONS) {
+                        throw new CcConfigException(minConnections + " is outside 5.." + MAX_MIN_CONNECTIONS
+                                + " (pairs before a verdict; the guard keeps the newest " + MAX_MIN_CONNECTIONS
+                                + " pairs per arm for its evidence)");
                     }
                     break;
                 case "guard.window":
@@ -130,13 +156,31 @@ public final class CanaryConfig {
                     String v = value.strip();
                     rttIncrease = v.endsWith("%") ? number(v.substring(0, v.length() - 1)) / 100 : number(v);
                     if (!(rttIncrease > 0 && rttIncrease <= 100)) {
-                        throw new CcConfigException("an increase above 0, e.g. 50% or 0.5");
+                        throw new CcConfigException("an increase above 0, e.g. 10% or 0.1");
                     }
                     break;
+                case "guard.goodput-decrease":
+                    String g = value.strip();
+                    goodputDecrease = g.endsWith("%") ? number(g.substring(0, g.length() - 1)) / 100 : number(g);
+                    if (!(goodputDecrease > 0 && goodputDecrease < 1)) {
+                        throw new CcConfigException("a decrease above 0 and below 100%, e.g. 10% or 0.1");
+                    }
+                    break;
+                case "guard.alpha":
                 case "guard.p-value":
-                    pValue = number(value);
-                    if (!(pValue > 0 && pValue <= 0.5)) {
-                        throw new CcConfigException("in (0, 0.5], e.g. 0.01");
+                    alpha = number(value);
+                    if (!(alpha > 0 && alpha <= 0.2)) {
+                        throw new CcConfigException("in (0, 0.2], e.g. 0.01 (the bound on a false rollback over the whole run)");
+                    }
+                    break;
+                case "guard.spin-connections":
+                    try {
+                        spinConnections = Integer.parseInt(value.strip());
+                    } catch (NumberFormatException e) {
+                        throw new CcConfigException("expected a whole number of connections");
+                    }
+                    if (spinConnections < 1 || spinConnections > MAX_SPIN_CONNECTIONS) {
+                        throw new CcConfigException(spinConnections + " is outside 1.." + MAX_SPIN_CONNECTIONS);
                     }
                     break;
                 case "guard.spin":

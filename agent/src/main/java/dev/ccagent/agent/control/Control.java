@@ -162,8 +162,10 @@ public final class Control implements ControlMXBean {
                 throw new IllegalArgumentException(String.join("\n", result.problems()));
             }
             reconfigurer.apply(result.config(), "set");
-            if (given.entries().containsKey("canary") || given.entries().keySet().stream().anyMatch(k -> k.startsWith("guard"))) {
-                dev.ccagent.agent.measure.Guard.reEnableAll("set"); // an operator's canary or guard decision re-enables rolled-back arms
+            if (given.entries().containsKey("canary") || given.entries().containsKey("netty.canary")
+                    || given.entries().keySet().stream().anyMatch(k -> k.startsWith("guard"))) {
+                // an operator's canary or guard decision re-enables rolled-back arms and starts every test afresh
+                dev.ccagent.agent.measure.Guard.reEnableAll("set");
             }
             return getConfiguration();
         }

@@ -86,6 +86,8 @@ public final class CpuSpinMonitor {
         public long loopsEntered = -1;
         public long loopsExited = -1;
         public boolean closed;
+        /** The connection's arm when it has one (the guard counts CPU spin episodes per arm). */
+        public dev.ccagent.agent.measure.ArmStats arm;
     }
 
     /** A library module's live connections. */
@@ -528,6 +530,9 @@ public final class CpuSpinMonitor {
                         + " datagrams", firstFrames(e.topFrames, 3));
         AgentLog.warn(line + (e.flameGraph.isEmpty() ? "" : "; flame graph " + e.flameGraph));
         AgentRuntime.recordAlarm(line);
+        if (blamed.last.arm != null) {
+            blamed.last.arm.cpuSpin(e.connectionId, now); // server CPU without progress: evidence for the guard
+        }
         if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
             AgentLog.debug("CPU spin stack of \"" + e.threadName + "\":\n  " + e.topFrames.replace("\n", "\n  "));
         }

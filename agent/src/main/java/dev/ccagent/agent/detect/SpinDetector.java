@@ -378,7 +378,7 @@ public final class SpinDetector {
         allocation(t, id, "receiver", t.receiverThreadId, dReceiverAlloc, dReceived, window, judged, now);
     }
 
-    /** Counts a spin alarm on the connection's arm (the guard may roll a canary arm back). */
+    /** Counts an alarm on the connection's arm: information only (a client can cause these patterns; see Guard). */
     private static void armAlarm(SendTelemetry t, String what) {
         dev.ccagent.agent.measure.ArmStats arm = t.arm;
         if (arm != null) {

@@ -104,6 +104,7 @@ public final class KwikSpinWatch {
             r.library = "kwik";
             if (entry.telemetry != null) {
                 r.connectionId = entry.telemetry.connectionId();
+                r.arm = "client".equals(entry.telemetry.role()) ? null : entry.telemetry.arm; // the guard judges served connections
             } else {
                 r.connectionId = idOf(sender, entry.id);
                 entry.id = r.connectionId; // a client's id, once resolved, is kept

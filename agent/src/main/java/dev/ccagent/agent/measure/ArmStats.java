@@ -36,8 +36,15 @@ public final class ArmStats implements ArmMXBean {
     final LongAdder fallbacks = new LongAdder();
     final LongAdder alarms = new LongAdder();
     final WindowedRtt rtt = new WindowedRtt();
-    /** Closed connections for the guard (bounded). */
+    /** Closed connections for the guard (a fixed ring, O(1) per close). */
     final Guard.Window guardWindow = new Guard.Window();
+    /** CPU spin episodes for the guard (one per connection). */
+    final Guard.Spins spins = new Guard.Spins();
+    /** The guard's sequential state for this (canary) arm; guard thread only, under Guard's lock. */
+    Guard.Judge judge;
+    /** The first record of the current experiment (set at re-enable); under Guard's lock. */
+    long guardFrom;
+    long spinFrom;
     private volatile String rollbackEvidence = "";
 
     private ArmStats(String library, String arm, String algorithm) {
@@ -117,10 +124,21 @@ public final class ArmStats implements ArmMXBean {
         fallbacks.increment();
     }
 
-    /** A spin or send-loop alarm on a connection of this arm (the guard may roll the arm back). */
+    /**
+     * A send-loop or ACK-only alarm on a connection of this arm: counted ({@code Alarms}) and logged by
+     * the detector, never judged: a client alone can cause these patterns (withholding ACKs, PINGs).
+     */
     public void alarm(String what) {
         alarms.increment();
-        Guard.onAlarm(this, what);
+    }
+
+    /**
+     * A CPU spin episode (server CPU burned without progress) on a connection of this arm: counted, and
+     * evidence for the guard ({@code guard.spin=on}), at most once per connection.
+     */
+    public void cpuSpin(String connectionId, long at) {
+        alarms.increment();
+        Guard.onCpuSpin(this, connectionId, at);
     }
 
     boolean isBaseline() {
@@ -133,7 +151,6 @@ public final class ArmStats implements ArmMXBean {
 
     void reEnable() {
         rollbackEvidence = "";
-        guardWindow.clear();
     }
 
     // ---------------------------------------------------------------- MXBean

@@ -295,7 +295,7 @@ public final class ConnectionMeter {
             if (!"client".equals(s.role)) {
                 // the guard judges the connections this JVM serves: a client's connections (mostly ACKs for
                 // a download) say little about its controller, and one JVM may be both ends of a connection
-                Guard.onClosed(a, s.bytesSent, s.bytesLost, s.packetsSent, s.rttP95, s.at);
+                Guard.onClosed(a, s.bytesSent, s.bytesLost, s.packetsSent, s.rttP95, s.bytesAcked, s.transferTime, s.at);
             }
         }
         s.emit();

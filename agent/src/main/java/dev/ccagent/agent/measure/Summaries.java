@@ -74,6 +74,7 @@ public final class Summaries {
                     }
                 }
             }
+            Guard.tick(now); // the guard's test: here, at most once a second, never on a library's thread
             for (ConnectionMeter m : LIVE) {
                 if (now - m.lastSummary >= c.summaryPeriodNanos()) {
                     m.summary("periodic");

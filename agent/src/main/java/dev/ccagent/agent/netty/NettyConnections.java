@@ -101,6 +101,7 @@ public final class NettyConnections {
             }
             dev.ccagent.agent.detect.CpuSpinMonitor.Reading r = new dev.ccagent.agent.detect.CpuSpinMonitor.Reading();
             r.key = t;
+            r.arm = "client".equals(t.role()) ? null : t.arm; // the guard judges served connections
             r.library = "netty";
             r.connectionId = t.connectionId();
             r.threadId = t.senderThreadId;

@@ -30,63 +30,152 @@ class GuardTest {
         return r.config();
     }
 
+    /** One server close: 1 MB sent and acknowledged, 800 packets. */
+    static void close(ArmStats arm, double lossRate, double rttMillis, double goodputBytesPerSecond, long at) {
+        Guard.onClosed(arm, 1_000_000, (long) (lossRate * 1_000_000), 800, (long) (rttMillis * 1e6), 1_000_000,
+                (long) (1e6 / goodputBytesPerSecond * 1e9), at);
+    }
+
     @Test
-    void lossyCanaryIsRolledBackAndSetReEnablesIt() throws Exception {
+    void lossyCanaryIsRolledBackOnceItsTestCrossesAndSetReEnablesItWithAFreshTest() throws Exception {
         AgentConfig config = config("cc=stock;canary=cubic:50%;guard=on;guard.min-connections=6;guard.window=60s");
         ArmStats base = ArmStats.of("kwik", "default", "stock");
         ArmStats canary = ArmStats.of("kwik", "canary", "cubic");
-        long now = System.nanoTime();
-        for (int i = 0; i < 6; i++) {
-            Guard.onClosed(base, 1_000_000, 1_000 * i, 800, 50_000_000L + i, now);
-            assertFalse(canary.isRolledBack(), "judged before the canary has min-connections");
-            Guard.onClosed(canary, 1_000_000, 100_000 + 1_000 * i, 800, 50_000_000L + i, now);
+        long now = 1_000_000_000_000L;
+        int pairs = 0;
+        while (!canary.isRolledBack() && pairs < 100) {
+            close(base, 0.001, 50, 2e6, now);
+            close(canary, 0.10, 50, 2e6, now + 1);
+            now += 2_000_000_000L;
+            Guard.evaluate(now);
+            pairs++;
         }
-        assertTrue(canary.isRolledBack(), "rolled back");
+        // every pair worse: the mixture statistic reaches 1/(0.01/4) = 400 on the 12th (MixtureTestTest)
+        assertEquals(12, pairs, canary.getRollbackEvidence());
         assertFalse(base.isRolledBack(), "the baseline is never rolled back");
-        assertTrue(canary.getRollbackEvidence().contains("loss ratio") && canary.getRollbackEvidence().contains("Mann-Whitney"),
-                canary.getRollbackEvidence());
+        String ev = canary.getRollbackEvidence();
+        assertTrue(ev.startsWith("kwik canary:cubic worse than default:stock on loss ratio: 12 of 12 canary connections"), ev);
+        assertTrue(ev.contains("e-value") && ev.contains("1/(alpha/4) = 400") && ev.contains("12 vs 12 connections, 12 pairs")
+                && ev.contains("median loss rate 10.00% vs 0.10%"), ev);
         AgentConfig.Arm canaryArm = config.canaryArms().get(0);
         assertSame(config.defaultArm(), Guard.redirect("kwik", config, canaryArm), "new connections go to the default arm");
         assertSame(config.defaultArm(), Guard.redirect("kwik", config, config.defaultArm()));
-        // the MXBean shows it
         Object rolled = ManagementFactory.getPlatformMBeanServer().getAttribute(
                 new ObjectName("dev.ccagent:type=Arm,library=kwik,arm=canary,algorithm=cubic"), "RolledBack");
         assertEquals(Boolean.TRUE, rolled);
         Guard.reEnableAll("set");
         assertFalse(canary.isRolledBack());
         assertSame(canaryArm, Guard.redirect("kwik", config, canaryArm));
+        // a fresh test: the closes before the re-enable are not judged again
+        Guard.evaluate(now + 2_000_000_000L);
+        assertFalse(canary.isRolledBack(), canary.getRollbackEvidence());
+        for (int i = 0; i < 11; i++) {
+            now += 2_000_000_000L;
+            close(base, 0.001, 50, 2e6, now);
+            close(canary, 0.10, 50, 2e6, now + 1);
+            Guard.evaluate(now);
+        }
+        assertFalse(canary.isRolledBack(), "11 new pairs are not enough: " + canary.getRollbackEvidence());
     }
 
     @Test
-    void equalArmsAndSlowerRttBelowThresholdAreNotRolledBack() {
-        config("cc=stock;canary=bbr3:50%;guard=on;guard.min-connections=6;guard.rtt-p95-increase=50%");
+    void aCanaryWorseByLessThanTheMarginIsNotRolledBackAndOneWorseByMoreIs() {
+        config("cc=stock;canary=bbr3:50%;guard=on;guard.rtt-p95-increase=10%");
         ArmStats base = ArmStats.of("kwik", "default", "stock");
         ArmStats canary = ArmStats.of("kwik", "canary", "bbr3");
-        long now = System.nanoTime();
-        for (int i = 0; i < 20; i++) {
-            Guard.onClosed(base, 1_000_000, 10_000 + 100 * i, 800, 50_000_000L + 1_000_000L * i, now);
-            // same loss, RTT p95 30% higher: below the 50% threshold
-            Guard.onClosed(canary, 1_000_000, 10_000 + 100 * i, 800, 65_000_000L + 1_300_000L * i, now);
+        long now = 1_000_000_000_000L;
+        java.util.SplittableRandom r = new java.util.SplittableRandom(3);
+        for (int i = 0; i < 3_000; i++) {
+            // RTT p95 5% higher, every connection: within the 10% margin, however many pairs
+            double rtt = 50 * Math.exp(0.2 * r.nextGaussian());
+            close(base, 0, rtt, 2e6, now);
+            close(canary, 0, 1.05 * 50 * Math.exp(0.2 * r.nextGaussian()), 2e6, now + 1);
+            now += 1_000_000_000L;
+            Guard.evaluate(now);
         }
         assertFalse(canary.isRolledBack(), canary.getRollbackEvidence());
-        // RTT p95 twice the baseline's: rolled back on RTT
-        for (int i = 0; i < 20; i++) {
-            Guard.onClosed(canary, 1_000_000, 10_000 + 100 * i, 800, 150_000_000L + 1_000_000L * i, now);
+        // then twice the RTT: rolled back on RTT within a few dozen pairs (the test's later starts), not hundreds
+        int pairs = 0;
+        for (; pairs < 80 && !canary.isRolledBack(); pairs++) {
+            close(base, 0, 50 * Math.exp(0.2 * r.nextGaussian()), 2e6, now);
+            close(canary, 0, 100 * Math.exp(0.2 * r.nextGaussian()), 2e6, now + 1);
+            now += 1_000_000_000L;
+            Guard.evaluate(now);
         }
-        assertTrue(canary.isRolledBack());
-        assertTrue(canary.getRollbackEvidence().contains("rtt p95"), canary.getRollbackEvidence());
+        System.out.println("[guard] RTT doubled after 3,000 pairs within the margin: rolled back after " + pairs + " pairs");
+        assertTrue(canary.isRolledBack(), "not rolled back within 80 pairs");
+        assertTrue(canary.getRollbackEvidence().contains("on rtt p95 increase"), canary.getRollbackEvidence());
     }
 
     @Test
-    void spinAlarmRollsBackAndControlShowsAndReEnablesIt() throws Exception {
+    void slowerGoodputIsRolledBack() {
+        config("cc=stock;canary=bbr3:50%;guard=on");
+        ArmStats base = ArmStats.of("kwik", "default", "stock");
+        ArmStats canary = ArmStats.of("kwik", "canary", "bbr3");
+        long now = 1_000_000_000_000L;
+        for (int i = 0; i < 40 && !canary.isRolledBack(); i++) {
+            close(base, 0, 50, 2e6, now);
+            close(canary, 0, 50, 1e6, now + 1);
+            now += 1_000_000_000L;
+            Guard.evaluate(now);
+        }
+        assertTrue(canary.getRollbackEvidence().contains("on goodput decrease")
+                && canary.getRollbackEvidence().contains("median goodput 8.00 Mbit/s vs 16.00 Mbit/s"), canary.getRollbackEvidence());
+    }
+
+    @Test
+    void closesFarApartAreNotPaired() {
+        config("cc=stock;canary=cubic:50%;guard=on;guard.window=10s;guard.min-connections=5");
+        ArmStats base = ArmStats.of("kwik", "default", "stock");
+        ArmStats canary = ArmStats.of("kwik", "canary", "cubic");
+        long now = 1_000_000_000_000L;
+        for (int i = 0; i < 50; i++) {
+            close(i % 2 == 0 ? base : canary, i % 2 == 0 ? 0 : 0.5, 50, 2e6, now);
+            now += 11_000_000_000L; // 11 s between closes: beyond guard.window
+            Guard.evaluate(now);
+        }
+        assertFalse(canary.isRolledBack(), canary.getRollbackEvidence());
+        assertEquals(0, canary.judge.pairs);
+    }
+
+    @Test
+    void sendLoopAlarmsAreInformationAndCpuSpinsNeedAnExcessOverTheBaseline() throws Exception {
         config("cc=stock;canary=bbr1:50%;guard=on");
         dev.ccagent.agent.control.Control.register(() -> AgentRuntime.setConfig(null),
                 (c, how) -> AgentRuntime.setConfig(c));
-        ArmStats.of("kwik", "default", "stock");
+        ArmStats base = ArmStats.of("kwik", "default", "stock");
         ArmStats canary = ArmStats.of("kwik", "canary", "bbr1");
-        canary.alarm("send-loop spin");
-        assertTrue(canary.isRolledBack());
-        assertTrue(canary.getRollbackEvidence().contains("spin alarm"), canary.getRollbackEvidence());
+        long now = 1_000_000_000_000L;
+        long alarms = canary.getAlarms();
+        for (int i = 0; i < 1_000; i++) {
+            canary.alarm("send-loop spin");
+            canary.alarm("ACK-only send loop");
+        }
+        Guard.evaluate(now);
+        assertFalse(canary.isRolledBack(), "a client can cause these: " + canary.getRollbackEvidence());
+        assertEquals(alarms + 2_000, canary.getAlarms(), "counted");
+        // CPU spins on both arms alike (a starved host): no rollback
+        for (int i = 0; i < 60; i++) {
+            base.cpuSpin("b" + i, now++);
+            canary.cpuSpin("c" + i, now++);
+            Guard.evaluate(now);
+        }
+        assertFalse(canary.isRolledBack(), canary.getRollbackEvidence());
+        Guard.reEnableAll("test");
+        // one spinning connection, however many episodes, is one connection
+        for (int i = 0; i < 50; i++) {
+            canary.cpuSpin("same", now++);
+        }
+        Guard.evaluate(now);
+        assertFalse(canary.isRolledBack(), canary.getRollbackEvidence());
+        for (int i = 0; i < 11; i++) {
+            canary.cpuSpin("spinning-" + i, now++);
+        }
+        Guard.evaluate(now);
+        assertTrue(canary.isRolledBack(), "12 canary connections spinning, none of the baseline's");
+        assertTrue(canary.getRollbackEvidence().contains("on cpu spin")
+                && canary.getRollbackEvidence().contains("12 canary vs 0 baseline connections with a CPU spin episode"),
+                canary.getRollbackEvidence());
         javax.management.MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         ObjectName control = new ObjectName(dev.ccagent.agent.control.Control.OBJECT_NAME);
         String[] arms = (String[]) server.getAttribute(control, "Arms");
@@ -95,6 +184,16 @@ class GuardTest {
         // an unrelated change keeps the rollback; a canary decision re-enables the arm
         server.invoke(control, "set", new Object[] {"log=info"}, new String[] {String.class.getName()});
         assertTrue(canary.isRolledBack());
+        // bounds are checked by set as at start, naming the problem
+        Exception refused = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> server.invoke(control, "set",
+                new Object[] {"guard.min-connections=5000"}, new String[] {String.class.getName()}));
+        Throwable cause = refused;
+        while (cause.getCause() != null && !(cause instanceof IllegalArgumentException)) {
+            cause = cause.getCause();
+        }
+        String why = String.valueOf(cause.getMessage());
+        assertTrue(why.contains("guard.min-connections=5000: 5000 is outside 5..2048"), why);
+        assertTrue(canary.isRolledBack(), "a refused set changes nothing");
         server.invoke(control, "set", new Object[] {"canary=bbr1:50%"}, new String[] {String.class.getName()});
         assertFalse(canary.isRolledBack());
     }
@@ -104,15 +203,15 @@ class GuardTest {
         config("cc=stock;canary=newreno:50%;guard.min-connections=5");
         ArmStats base = ArmStats.of("kwik", "default", "stock");
         ArmStats canary = ArmStats.of("kwik", "canary", "newreno");
-        long now = System.nanoTime();
-        for (int i = 0; i < 10; i++) {
-            Guard.onClosed(base, 1_000_000, 0, 800, 50_000_000L, now);
-            Guard.onClosed(canary, 1_000_000, 500_000, 800, 500_000_000L, now);
+        long now = 1_000_000_000_000L;
+        for (int i = 0; i < 40; i++) {
+            close(base, 0, 50, 2e6, now);
+            close(canary, 0.5, 500, 2e5, now + 1);
+            canary.cpuSpin("c" + i, now);
+            now += 1_000_000_000L;
+            Guard.evaluate(now);
         }
         assertFalse(canary.isRolledBack(), "guard is off by default");
-        canary.alarm("send-loop spin");
-        assertFalse(canary.isRolledBack());
-        assertEquals(1, canary.getAlarms());
     }
 
     /** Netty QUIC's split: canary arms against netty.cc; only server connections are judged. */
@@ -129,15 +228,18 @@ class GuardTest {
         }
         ArmStats canary = ArmStats.find("netty", "canary", "reno");
         assertEquals(12, canary.getClosedConnections(), "client connections are measured");
-        for (int i = 0; i < 6; i++) {
+        Guard.evaluate(System.nanoTime());
+        for (int i = 0; i < 12; i++) {
             meter("server", "default", "bbr", t, 50_000_000L + 1_000_000L * i).close();
         }
+        Guard.evaluate(System.nanoTime());
         assertFalse(canary.isRolledBack(), "judged on client connections");
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < 12; i++) {
             meter("server", "canary", "reno", t, 150_000_000L + 1_000_000L * i).close();
         }
+        Guard.evaluate(System.nanoTime());
         assertTrue(canary.isRolledBack(), "server connections 3x the baseline's RTT p95");
-        assertTrue(canary.getRollbackEvidence().startsWith("netty canary:reno worse than default:bbr on rtt p95 increase"),
+        assertTrue(canary.getRollbackEvidence().startsWith("netty canary:reno worse than default:bbr on "),
                 canary.getRollbackEvidence());
         assertSame(config.netty().defaultArm(), Guard.redirect("netty", config, canaryArm));
         assertSame(canaryArm, Guard.redirect("kwik", config, canaryArm), "kwik's arms of the same name are apart");

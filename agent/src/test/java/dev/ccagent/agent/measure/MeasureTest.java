@@ -36,29 +36,10 @@ class MeasureTest {
     }
 
     @Test
-    void mannWhitneyAgreesWithTheTextbook() {
-        // clearly separated samples of 10 each: exact one-sided p is 1/C(20,10) ~ 5.4e-6; the normal
-        // approximation gives about 9e-5
-        double[] a = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
-        double[] b = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-        assertTrue(Guard.mannWhitneyGreater(a, b) < 1e-3);
-        assertTrue(Guard.mannWhitneyGreater(b, a) > 0.99);
-        // identical distributions: no evidence
-        double[] c = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-        double p = Guard.mannWhitneyGreater(c, b);
-        assertTrue(p > 0.4 && p < 0.6, "p=" + p);
-        // all ties
-        assertEquals(1.0, Guard.mannWhitneyGreater(new double[] {0, 0, 0}, new double[] {0, 0, 0}));
-        assertEquals(0.5, Guard.normalCdf(0), 1e-7);
-        assertEquals(0.975, Guard.normalCdf(1.959964), 1e-6);
-        assertEquals(3.0, Guard.median(new double[] {5, 1, 3}));
-        assertEquals(2.5, Guard.median(new double[] {4, 1, 3, 2}));
-    }
-
-    @Test
     void guardKeysAreValidated() {
         AgentArgs.Result ok = AgentArgs.parse("canary=bbr1:10%;guard=on;guard.min-connections=8;guard.window=30s;"
-                + "guard.loss-ratio=3;guard.rtt-p95-increase=25%;guard.p-value=0.05;guard.spin=off;summary.period=5s");
+                + "guard.loss-ratio=3;guard.rtt-p95-increase=25%;guard.p-value=0.05;guard.spin=off;summary.period=5s;"
+                + "guard.goodput-decrease=15%;guard.spin-connections=5");
         assertTrue(ok.ok(), ok.problems().toString());
         CanaryConfig c = ok.config().canary();
         assertTrue(c.guard());
@@ -66,19 +47,34 @@ class MeasureTest {
         assertEquals(30_000_000_000L, c.windowNanos());
         assertEquals(3.0, c.lossRatio());
         assertEquals(0.25, c.rttP95Increase(), 1e-12);
-        assertEquals(0.05, c.pValue());
+        assertEquals(0.05, c.alpha(), "guard.p-value is the former name of guard.alpha");
+        assertEquals(0.15, c.goodputDecrease(), 1e-12);
+        assertEquals(5, c.spinConnections());
         assertFalse(c.spin());
         assertEquals(5_000_000_000L, c.summaryPeriodNanos());
         CanaryConfig d = AgentArgs.parse("").config().canary();
         assertFalse(d.guard());
         assertTrue(d.measure());
         assertEquals(20, d.minConnections());
+        assertEquals(0.01, d.alpha());
+        assertEquals(0.1, d.rttP95Increase(), 1e-12);
+        assertEquals(0.1, d.goodputDecrease(), 1e-12);
+        assertEquals(3, d.spinConnections());
 
         AgentArgs.Result bad = AgentArgs.parse("guard=maybe;guard.min-connections=2;guard.window=1s;guard.loss-ratio=0.5;"
                 + "guard.rtt-p95-increase=x;summary.period=0s");
         assertFalse(bad.ok());
         assertEquals(6, bad.problems().size(), bad.problems().toString());
         assertTrue(bad.problems().get(0).startsWith("guard=maybe"), bad.problems().toString());
+
+        // bounds that agree: no minimum above the pairs the guard keeps; alpha a probability worth the name
+        AgentArgs.Result above = AgentArgs.parse("guard=on;guard.min-connections=2049;guard.alpha=0.5;"
+                + "guard.goodput-decrease=100%;guard.spin-connections=65");
+        assertEquals(4, above.problems().size(), above.problems().toString());
+        assertTrue(above.problems().get(0).startsWith("guard.min-connections=2049: 2049 is outside 5..2048"),
+                above.problems().toString());
+        assertTrue(above.problems().get(1).startsWith("guard.alpha=0.5: in (0, 0.2]"), above.problems().toString());
+        assertTrue(AgentArgs.parse("guard.min-connections=2048").ok());
     }
 
     @Test
