@@ -34,6 +34,7 @@ public class GuardBenchmark {
     ArmStats canary;
     long now = 1_000_000_000_000L;
     long rtt = 50_000_000L;
+    long closes;
 
     @Setup
     public void setUp() {
@@ -47,7 +48,7 @@ public class GuardBenchmark {
     public void recordClose() {
         now += 10_000_000L;
         rtt = 40_000_000L + (rtt * 7919 + 13) % 20_000_000L;
-        Guard.onClosed((now & 1) == 0 ? base : canary, 1_000_000, 1_000, 800, rtt, 1_000_000, 500_000_000L, now);
+        Guard.onClosed((closes++ & 1) == 0 ? base : canary, 1_000_000, 1_000, 800, rtt, 1_000_000, 500_000_000L, now);
     }
 
     /** 100 closes per arm, then the agent thread's evaluation of them (per op: all of it; minus 200 × recordClose). */
