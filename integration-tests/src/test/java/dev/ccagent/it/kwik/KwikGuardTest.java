@@ -38,8 +38,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class KwikGuardTest {
 
-    static final int CONNECTIONS = 34;
+    /**
+     * The sequential test (docs/canary.md) needs 12 pairs in a row worse before it may decide (its
+     * statistic 422 against 1/(0.01/4) = 400), where the Mann-Whitney window decided on 8-11 per arm:
+     * 44 connections (22 ± 3.3 canary) leave connections after the rollback for the redirect check.
+     */
+    static final int CONNECTIONS = 44;
     static final int MIN_CONNECTIONS = 8;
+    /** A/A: enough connections (pairs) that an invalid test would be caught rolling back. */
+    static final int AA_CONNECTIONS = 200;
     static final long WINDOW_SECONDS = 120;
     static final long RTT_NANOS = 20_000_000L;
 
@@ -80,6 +87,11 @@ class KwikGuardTest {
         assertTrue(rb.getLong("canaryConnections") >= MIN_CONNECTIONS && rb.getLong("baselineConnections") >= MIN_CONNECTIONS,
                 rb.toString());
         assertTrue(rb.getDouble("canaryValue") > 2 * rb.getDouble("baselineValue"), rb.toString());
+        // the sequential test's own figures: at least 12 pairs, most of them worse, the e-value past 4/alpha
+        assertTrue(rb.getLong("trials") >= 12 && rb.getLong("worseTrials") >= 12
+                && rb.getLong("worseTrials") <= rb.getLong("trials"), rb.toString());
+        assertTrue(rb.getDouble("eValue") >= 4 / 0.01 && rb.getDouble("alpha") == 0.01, rb.toString());
+        assertTrue(rb.getString("evidence").contains("mixture sequential test"), rb.toString());
         long guardLines = serverErr.lines().filter(l -> l.contains("guard: rolled back")).count();
         assertEquals(1, guardLines, "one log line with the evidence:\n" + serverErr);
 
@@ -134,6 +146,10 @@ class KwikGuardTest {
 
     /** A kwik server with {@code args} (+ a recording) behind the emulator, and one client of sequential downloads. */
     static Run run(String name, String args, double loss, int connections, long bytes) throws Exception {
+        return run(name, args, loss, connections, bytes, 1);
+    }
+
+    static Run run(String name, String args, double loss, int connections, long bytes, int parallel) throws Exception {
         Path dir = KwikIt.workDir(name);
         Path rec = dir.resolve("server.jfr").toAbsolutePath();
         Files.deleteIfExists(rec);
@@ -153,7 +169,7 @@ class KwikGuardTest {
             try (LinkEmulator emulator = LinkEmulator.start(new InetSocketAddress("127.0.0.1", server.port), up, down, 11)) {
                 client = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(150),
                         "--port", Integer.toString(emulator.port()), "--mode", "down", "--bytes", Long.toString(bytes),
-                        "--connections", Integer.toString(connections), "--parallel", "1", "--seed", "500");
+                        "--connections", Integer.toString(connections), "--parallel", Integer.toString(parallel), "--seed", "500");
             }
             assertTrue(client.allOk(connections), "transfers not all intact:\n" + client.describe + server.jvm.describe());
             server.jvm.closeStdin();
@@ -164,14 +180,15 @@ class KwikGuardTest {
 
     /**
      * A/A: two arms with the same algorithm ({@code cc=cubic;canary=cubic:50%}) at 1% random loss; the
-     * guard judges both arms (each reaches min-connections) and must not invent a rollback. {@value #CONNECTIONS}
-     * connections: with 24, a 50% split left one arm below 8 about 6% of the time (CI once got 7 and 17).
+     * guard judges both arms over {@value #AA_CONNECTIONS} connections (100 kB each, four at a time, so
+     * that closes of the two arms interleave and pair) and must not invent a rollback: a guard that
+     * re-tests a window after every close rolled an A/A split back after 100-2,000 closes.
      */
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void identicalArmsAreNotRolledBack() throws Exception {
         Run r = run("guard-aa", "cc=cubic;canary=cubic:50%;guard=on;guard.min-connections=" + MIN_CONNECTIONS
-                + ";guard.window=" + WINDOW_SECONDS + "s;fix.kwik-stream-stall=on", 0.01, CONNECTIONS, 300_000);
+                + ";guard.window=" + WINDOW_SECONDS + "s;fix.kwik-stream-stall=on", 0.01, AA_CONNECTIONS, 100_000, 4);
         Map<String, Integer> closed = new java.util.TreeMap<>();
         for (RecordedEvent e : r.events) {
             String type = e.getEventType().getName();
@@ -184,7 +201,80 @@ class KwikGuardTest {
         System.out.println("[it] guard A/A: closed connections per arm " + closed);
         assertTrue(r.serverErr.lines().noneMatch(l -> l.contains("guard: rolled back")), r.serverErr);
         // the guard had enough connections in both arms to judge: the absence of a rollback means something
-        assertTrue(closed.getOrDefault("default:cubic", 0) >= MIN_CONNECTIONS
-                && closed.getOrDefault("canary:cubic", 0) >= MIN_CONNECTIONS, closed.toString());
+        assertTrue(closed.getOrDefault("default:cubic", 0) >= 70
+                && closed.getOrDefault("canary:cubic", 0) >= 70, closed.toString());
+        assertEquals(AA_CONNECTIONS, closed.values().stream().mapToInt(Integer::intValue).sum(), closed.toString());
+    }
+
+    /**
+     * A client the server cannot trust, against a canary arm: {@code canary=cubic:80%} against
+     * {@code cc=cubic} (the arms are the same, so any rollback is the adversary's doing; four in five of
+     * its connections land on the canary). 40 {@link AdversaryClient} connections, straight to the
+     * server, each read 16 kB of a 4 MB download, then stop reading for 4 s while kwik's keep-alive
+     * PINGs every second, then abandon the connection; meanwhile 60 honest 100 kB downloads through the
+     * emulator (1% loss) give the guard pairs to judge. No rollback, every honest transfer intact.
+     */
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void anAdversarialClientOnTheCanaryArmCausesNoRollback() throws Exception {
+        Path dir = KwikIt.workDir("guard-adversary");
+        Path rec = dir.resolve("server.jfr").toAbsolutePath();
+        Files.deleteIfExists(rec);
+        String testClasses = Path.of(KwikGuardTest.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        String args = "cc=cubic;canary=cubic:80%;guard=on;guard.min-connections=" + MIN_CONNECTIONS + ";fix.kwik-stream-stall=on";
+        ForkedJvm jvm = ForkedJvm.builder("server", KwikBulkServer.class.getName())
+                .classPath(KwikIt.appClassPath() + File.pathSeparator + testClasses)
+                .dir(dir)
+                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
+                .javaagent(KwikIt.agentJar(), args + ";jfr=" + rec)
+                .args("--keystore", KwikIt.keyStore().toString())
+                .start();
+        int honest = 60;
+        String adversaryOut;
+        String serverErr;
+        try (KwikIt.Server server = KwikIt.awaitPort(jvm)) {
+            try (ForkedJvm adversary = ForkedJvm.builder("adversary", AdversaryClient.class.getName())
+                    .classPath(KwikIt.appClassPath() + File.pathSeparator + testClasses)
+                    .dir(dir)
+                    .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
+                    .args(Integer.toString(server.port), "40", "4000000", "4000")
+                    .start()) {
+                LinkProfile down = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).loss(0.01)
+                        .bufferBdp(1, RTT_NANOS).build();
+                LinkProfile up = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).build();
+                KwikIt.ClientRun client;
+                try (LinkEmulator emulator = LinkEmulator.start(new InetSocketAddress("127.0.0.1", server.port), up, down, 13)) {
+                    client = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(150),
+                            "--port", Integer.toString(emulator.port()), "--mode", "down", "--bytes", "100000",
+                            "--connections", Integer.toString(honest), "--parallel", "2", "--seed", "700");
+                }
+                assertTrue(client.allOk(honest), "honest transfers not all intact:\n" + client.describe + server.jvm.describe());
+                assertEquals(0, adversary.waitFor(Duration.ofSeconds(120)), adversary.describe());
+                adversaryOut = adversary.stdout();
+            }
+            server.jvm.closeStdin();
+            assertEquals(0, server.jvm.waitFor(Duration.ofSeconds(60)), server.jvm.describe());
+            serverErr = server.jvm.stderr();
+        }
+        assertTrue(adversaryOut.contains("ADVERSARY connections=40 stalled=40"), adversaryOut);
+        Map<String, Integer> closed = new java.util.TreeMap<>();
+        Map<String, Integer> alarms = new java.util.TreeMap<>();
+        for (RecordedEvent e : RecordingFile.readAllEvents(rec)) {
+            String type = e.getEventType().getName();
+            assertTrue(!type.equals("dev.ccagent.CanaryRolledBack"), "the adversary rolled the canary back: " + e);
+            if (type.equals("dev.ccagent.ConnectionSummary") && e.getString("trigger").equals("close")
+                    && e.getString("role").equals("server")) {
+                closed.merge(e.getString("canaryArm") + ":" + e.getString("algorithm"), 1, Integer::sum);
+            }
+            if (type.equals("dev.ccagent.SendLoopSpin") || type.equals("dev.ccagent.AckOnlySendLoop")
+                    || type.equals("dev.ccagent.PacingStall") || type.equals("dev.ccagent.CpuSpin")) {
+                alarms.merge(type, 1, Integer::sum);
+            }
+        }
+        System.out.println("[it] guard adversary: closed server connections per arm " + closed + ", detector events " + alarms);
+        assertTrue(serverErr.lines().noneMatch(l -> l.contains("guard: rolled back")), serverErr);
+        // the guard had the adversary's connections and enough honest pairs in front of it
+        assertTrue(closed.getOrDefault("canary:cubic", 0) >= 50 && closed.getOrDefault("default:cubic", 0) >= MIN_CONNECTIONS,
+                closed.toString());
     }
 }
