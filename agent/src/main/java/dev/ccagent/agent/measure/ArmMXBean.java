@@ -55,7 +55,10 @@ public interface ArmMXBean {
     /** Connections of the arm that fell back to the stock controller because our code failed. */
     long getFallbacks();
 
-    /** Spin / send-loop alarms raised on the arm's connections. */
+    /**
+     * Alarms raised on the arm's connections: send-loop and ACK-only patterns (information: a client can
+     * cause them) and CPU spin episodes (the guard's evidence).
+     */
     long getAlarms();
 
     /** Whether the guardrail stopped assigning new connections to this arm. */
@@ -63,4 +66,10 @@ public interface ArmMXBean {
 
     /** The guard's one-line evidence for the rollback, "" when not rolled back. */
     String getRollbackEvidence();
+
+    /**
+     * The guard's test of this canary arm as of its last evaluation (empty for the default arm or with
+     * the guard off): pairs, and per metric worse pairs / trials and the e-value against its threshold.
+     */
+    String getGuardState();
 }

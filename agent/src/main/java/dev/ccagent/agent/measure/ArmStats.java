@@ -46,6 +46,8 @@ public final class ArmStats implements ArmMXBean {
     long guardFrom;
     long spinFrom;
     private volatile String rollbackEvidence = "";
+    /** Written by the guard's thread after each evaluation with new evidence. */
+    volatile String guardState = "";
 
     private ArmStats(String library, String arm, String algorithm) {
         this.library = library;
@@ -181,6 +183,7 @@ public final class ArmStats implements ArmMXBean {
     @Override public long getAlarms() { return alarms.sum(); }
     @Override public boolean isRolledBack() { return !rollbackEvidence.isEmpty(); }
     @Override public String getRollbackEvidence() { return rollbackEvidence; }
+    @Override public String getGuardState() { return guardState; }
 
     /** One line for {@code status}. */
     public String describe() {
@@ -189,6 +192,6 @@ public final class ArmStats implements ArmMXBean {
                         + "fallbacks %d, alarms %d%s",
                 library, arm, algorithm, getConnections(), getOpenConnections(), getBytesAcked(), getBytesLost(),
                 100 * getLossRate(), getRttP50Millis(), getRttP95Millis(), getFallbacks(), getAlarms(),
-                isRolledBack() ? ", ROLLED BACK: " + rollbackEvidence : "");
+                isRolledBack() ? ", ROLLED BACK: " + rollbackEvidence : guardState.isEmpty() ? "" : ", guard: " + guardState);
     }
 }

@@ -428,10 +428,34 @@ public final class Guard {
                 y++;
             }
         }
+        long spinsBefore = j.spin != null ? j.spin.trials() : 0;
         if (c.spin()) {
             spins(arm, j, config);
         }
+        if (k.n > 0 || b.n > 0 || (j.spin != null && j.spin.trials() != spinsBefore) || arm.guardState.isEmpty()) {
+            arm.guardState = state(j, c);
+        }
         decide(arm, j, config);
+    }
+
+    /** The test's state in one line (MXBean {@code GuardState}, {@code status}). */
+    private static String state(Judge j, CanaryConfig c) {
+        double threshold = tests(c) / c.alpha();
+        StringBuilder sb = new StringBuilder(160);
+        sb.append(String.format(Locale.ROOT, "%d pairs (%d vs %d connections), rollback at e-value %.0f after %d pairs;",
+                j.pairs, j.canaryRecords, j.baseRecords, threshold, c.minConnections()));
+        append(sb, "loss", j.loss);
+        append(sb, "rtt", j.rtt);
+        append(sb, "goodput", j.goodput);
+        if (j.spin != null) {
+            append(sb, "cpu spin", j.spin);
+        }
+        return sb.toString();
+    }
+
+    private static void append(StringBuilder sb, String name, MixtureTest t) {
+        sb.append(String.format(Locale.ROOT, " %s %d/%d worse e=%.3g", name, t.successes(), t.trials(),
+                t.trials() > 0 ? Math.exp(Math.min(700, t.logEvidence())) : 0.0));
     }
 
     /** One pair: a trial per metric that both connections have. */

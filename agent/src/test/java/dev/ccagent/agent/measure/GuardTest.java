@@ -76,6 +76,11 @@ class GuardTest {
             Guard.evaluate(now);
         }
         assertFalse(canary.isRolledBack(), "11 new pairs are not enough: " + canary.getRollbackEvidence());
+        // the test's state, live, over JMX
+        Object state = ManagementFactory.getPlatformMBeanServer().getAttribute(
+                new ObjectName("dev.ccagent:type=Arm,library=kwik,arm=canary,algorithm=cubic"), "GuardState");
+        assertTrue(String.valueOf(state).startsWith("11 pairs (11 vs 11 connections), rollback at e-value 400 after 6 pairs;"
+                + " loss 11/11 worse e=229 rtt 0/11 worse"), String.valueOf(state));
     }
 
     @Test
