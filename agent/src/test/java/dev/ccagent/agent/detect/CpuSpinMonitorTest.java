@@ -102,6 +102,23 @@ class CpuSpinMonitorTest {
         assertEquals(0, CpuSpinMonitor.ongoing(), "progress ended it");
     }
 
+    /** An episode on a connection with an arm is the guard's evidence: counted once on that arm. */
+    @Test
+    void anEpisodeIsCountedOnTheConnectionsArm() {
+        dev.ccagent.agent.measure.ArmStats arm = dev.ccagent.agent.measure.ArmStats.of("test", "canary", "spin-arm");
+        long before = arm.getAlarms();
+        CpuSpinMonitor.Reading r = conn("armed", 7, false);
+        r.appBytes = 1000;
+        r.arm = arm;
+        readings.add(r);
+        cpu.put(7L, 0L);
+        for (int i = 0; i < 20; i++) {
+            period(7, 1.0);
+        }
+        assertEquals(1, CpuSpinMonitor.ongoing());
+        assertEquals(before + 1, arm.getAlarms(), "one episode, one count on the arm");
+    }
+
     @Test
     void anEpisodeIsRecordedFromItsDetectionWhileItLastsAndAtItsEnd(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
