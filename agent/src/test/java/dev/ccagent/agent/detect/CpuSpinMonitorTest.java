@@ -122,14 +122,10 @@ class CpuSpinMonitorTest {
     @Test
     void anEpisodeIsRecordedFromItsDetectionWhileItLastsAndAtItsEnd(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
-        dev.ccagent.jfr.JfrSwitch.install();
         java.nio.file.Path file = dir.resolve("spin.jfr");
         List<jdk.jfr.consumer.RecordedEvent> atDetection;
         List<jdk.jfr.consumer.RecordedEvent> all;
-        try (jdk.jfr.Recording rec = new jdk.jfr.Recording()) {
-            rec.enable("dev.ccagent.CpuSpin");
-            rec.start();
-            dev.ccagent.jfr.JfrSwitch.refresh();
+        try (jdk.jfr.Recording rec = cpuSpinRecording()) {
             CpuSpinMonitor.Reading r = conn("open", 5, false);
             r.appBytes = 1000;
             readings.add(r);
@@ -184,12 +180,8 @@ class CpuSpinMonitorTest {
     @Test
     void anEpisodeOpenWhenTheRecordingStopsIsCommittedAsOngoing(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
-        dev.ccagent.jfr.JfrSwitch.install();
         java.nio.file.Path file = dir.resolve("open.jfr");
-        try (jdk.jfr.Recording rec = new jdk.jfr.Recording()) {
-            rec.enable("dev.ccagent.CpuSpin");
-            rec.start();
-            dev.ccagent.jfr.JfrSwitch.refresh();
+        try (jdk.jfr.Recording rec = cpuSpinRecording()) {
             CpuSpinMonitor.Reading r = conn("at-stop", 6, false);
             r.appBytes = 0;
             readings.add(r);
@@ -207,6 +199,16 @@ class CpuSpinMonitorTest {
         long age = all.stream().mapToLong(e -> e.getLong("episodeDuration")).max().orElse(0);
         // established over 2 s (8 periods), then 1 s more: the chunk-end event has the latest tick's figures
         assertEquals(3_000 * MS, age, 10 * MS, "the figures of the latest tick: " + all);
+    }
+
+    /** A running recording of CpuSpin events, with the agent's JFR switch on. */
+    static jdk.jfr.Recording cpuSpinRecording() {
+        dev.ccagent.jfr.JfrSwitch.install();
+        jdk.jfr.Recording rec = new jdk.jfr.Recording();
+        rec.enable("dev.ccagent.CpuSpin");
+        rec.start();
+        dev.ccagent.jfr.JfrSwitch.refresh();
+        return rec;
     }
 
     static List<jdk.jfr.consumer.RecordedEvent> spins(java.nio.file.Path file) throws java.io.IOException {

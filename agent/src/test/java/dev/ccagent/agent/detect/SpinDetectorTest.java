@@ -91,14 +91,39 @@ class SpinDetectorTest {
                 .filter(e -> e.getEventType().getName().equals(name)).collect(Collectors.toList());
     }
 
+    /** A connection with a sender thread of its own; {@code live}: the detector sees it while it runs. */
+    static SendTelemetry connection(String id, boolean live) {
+        SendTelemetry t = new SendTelemetry("test", true);
+        t.setConnectionId(id);
+        if (live) {
+            LIVE.put(t, "test");
+        }
+        return t;
+    }
+
+    /** Runs {@code loop} on a sender thread of its own, then closes the connection there, and waits for it. */
+    static void runThenClose(SendTelemetry t, Runnable loop) throws InterruptedException {
+        Thread sender = new Thread(() -> {
+            loop.run();
+            SpinDetector.connectionClosed(t, "test");
+        }, "test-sender");
+        sender.start();
+        sender.join();
+    }
+
+    /** One sender-loop iteration that sends nothing. */
+    static void emptyWakeUp(SendTelemetry t) {
+        long before = t.loopEnter();
+        t.loopExit(before);
+    }
+
     static void sleepWindows(double windows) throws InterruptedException {
         Thread.sleep((long) (windows * SpinDetector.WINDOW_MILLIS));
     }
 
     @Test
     void aConnectionShorterThanAWindowIsRecordedFromItsSendersStartToItsClose() throws Exception {
-        SendTelemetry t = new SendTelemetry("test", true);
-        t.setConnectionId("c0ffee01");
+        SendTelemetry t = connection("c0ffee01", false);
         long started = System.nanoTime();
         long[] atClose = send(t, 100, 10_000, 0, true); // closes long before a window could elapse
         long lived = System.nanoTime() - started;
@@ -117,9 +142,7 @@ class SpinDetectorTest {
 
     @Test
     void theLastWindowOfALongerConnectionIsRecordedThoughItsSenderThreadHasEnded() throws Exception {
-        SendTelemetry t = new SendTelemetry("test", true);
-        t.setConnectionId("c0ffee02");
-        LIVE.put(t, "test");
+        SendTelemetry t = connection("c0ffee02", true);
         // ~1.8 s: at least one full window while the detector sees it live, then the close; the thread
         // has ended before the window after the close is evaluated
         long[] atClose = send(t, 600, 4_000, 3_000_000L, true);
@@ -139,10 +162,8 @@ class SpinDetectorTest {
     void emptyWakeUpsBesideDataMovingAtTheLinksRateAreNoSpin() throws Exception {
         // an A/A canary's healthy 20 Mbit/s transfer at 1% loss had ~550 empty wake-ups a second unexplained
         // by received packets, beside ~1,700 data packets a second; here up to ~2,000 empty beside ~3,000
-        SendTelemetry t = new SendTelemetry("test", true);
-        t.setConnectionId("c0ffee05");
-        LIVE.put(t, "test");
-        Thread sender = new Thread(() -> {
+        SendTelemetry t = connection("c0ffee05", true);
+        runThenClose(t, () -> {
             long end = System.nanoTime() + 2_200_000_000L;
             while (System.nanoTime() < end) {
                 for (int i = 0; i < 3; i++) {
@@ -151,53 +172,36 @@ class SpinDetectorTest {
                     t.packetInFlight(1252);
                     t.loopExit(before);
                 }
-                for (int i = 0; i < 2; i++) {
-                    long before = t.loopEnter();
-                    t.loopExit(before);
-                }
+                emptyWakeUp(t);
+                emptyWakeUp(t);
                 java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
             }
-            SpinDetector.connectionClosed(t, "test");
-        }, "test-sender");
-        sender.start();
-        sender.join();
+        });
         sleepWindows(1.6);
         assertEquals(List.of(), events("dev.ccagent.SendLoopSpin"), "data moved beside the empty wake-ups");
     }
 
     @Test
     void aShortWindowIsNotJudgedOnItsRateAlone() throws Exception {
-        SendTelemetry t = new SendTelemetry("test", true);
-        t.setConnectionId("c0ffee03");
-        LIVE.put(t, "test");
+        SendTelemetry t = connection("c0ffee03", true);
         // 400 wake-ups that send nothing in ~0.6 s: above 500 per second, below a full window's 500
-        Thread sender = new Thread(() -> {
+        runThenClose(t, () -> {
             for (int i = 0; i < 400; i++) {
-                long before = t.loopEnter();
-                t.loopExit(before);
+                emptyWakeUp(t);
                 java.util.concurrent.locks.LockSupport.parkNanos(1_500_000L);
             }
-            SpinDetector.connectionClosed(t, "test");
-        }, "test-sender");
-        sender.start();
-        sender.join();
+        });
         sleepWindows(1.6);
         assertEquals(List.of(), events("dev.ccagent.SendLoopSpin"), "400 empty wake-ups are no spin");
         // and a full window's worth in the same time is one
-        SendTelemetry spinning = new SendTelemetry("test", true);
-        spinning.setConnectionId("c0ffee04");
-        LIVE.put(spinning, "test");
-        Thread spinner = new Thread(() -> {
+        SendTelemetry spinning = connection("c0ffee04", true);
+        runThenClose(spinning, () -> {
             long end = System.nanoTime() + 1_600_000_000L;
             while (System.nanoTime() < end) {
-                long before = spinning.loopEnter();
-                spinning.loopExit(before);
+                emptyWakeUp(spinning);
                 java.util.concurrent.locks.LockSupport.parkNanos(500_000L);
             }
-            SpinDetector.connectionClosed(spinning, "test");
-        }, "test-spinner");
-        spinner.start();
-        spinner.join();
+        });
         sleepWindows(1.6);
         assertTrue(events("dev.ccagent.SendLoopSpin").stream()
                 .anyMatch(e -> "c0ffee04".equals(e.getString("connectionId"))), "the control is flagged");
