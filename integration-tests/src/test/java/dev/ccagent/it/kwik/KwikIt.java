@@ -158,8 +158,8 @@ final class KwikIt {
         if (widenRace) {
             b.javaagent(stallWidenerJar(), null);
         }
-        if (!NO_AGENT.equals(agentArgs)) {
-            b.javaagent(agentJar(), agentArgs != null ? agentArgs : dev.ccagent.it.bench.KwikRun.CLIENT_AGENT);
+        if (agentArgs != null) {
+            b.javaagent(agentJar(), agentArgs);
         }
         return b.start();
     }
@@ -228,8 +228,8 @@ final class KwikIt {
                 .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
                 .args(args)
                 .args("--timeout-seconds", Long.toString(timeout.toSeconds()));
-        if (agentArgs != null) {
-            b.javaagent(agentJar(), agentArgs);
+        if (!NO_AGENT.equals(agentArgs)) {
+            b.javaagent(agentJar(), agentArgs != null ? agentArgs : dev.ccagent.it.bench.KwikRun.CLIENT_AGENT);
         }
         return b.start();
     }

@@ -57,8 +57,7 @@ class KwikStreamStallTest {
     }
 
     private static KwikIt.ClientRun workload(Path dir, String name, KwikIt.Server server) throws Exception {
-        // the clients as released, without any agent: the reproduction was measured so (4 of 4); with the
-        // fix in the client too it reproduced 0 of 4 times in one clean-clone run
+        // the clients as released, without any agent, as the reproduction was measured (4 of 4 and 0 of 4)
         return KwikIt.runClient(dir, name, KwikIt.NO_AGENT, Duration.ofSeconds(150),
                 "--port", Integer.toString(server.port), "--mode", "down", "--bytes", BYTES,
                 "--connections", Integer.toString(CONNECTIONS), "--parallel", "2",
