@@ -43,10 +43,12 @@ class KwikGuardTest {
      * statistic 422 against 1/(0.01/4) = 400), where the Mann-Whitney window decided on 8-11 per arm; a
      * stock partner that lost a lot makes a pair not worse (measured: 19 of 21 pairs worse, rolled back
      * after 42 closes, leaving 1 redirected connection of 44; with 56, the split gave the canary 21 and
-     * the rollback came at the 55th: none redirected). 72 connections of 250 kB (36 ± 4.2 canary) leave
-     * a score after the rollback for the redirect check.
+     * the rollback came at the 55th: none redirected). With 72 a clean-clone run needed 31 pairs (63
+     * connections) and left 4 redirected; a rollback at the asserted limit of 40 pairs (about 80
+     * connections) could not have come at all. 100 connections of 250 kB leave about 20 after a rollback
+     * at 40 pairs, about 10 of them the selector's canary, for the redirect check.
      */
-    static final int CONNECTIONS = 72;
+    static final int CONNECTIONS = 100;
     static final long FLOOD_BYTES = 250_000;
     static final int MIN_CONNECTIONS = 8;
     /** A/A: enough connections (pairs) that an invalid test would be caught rolling back. */
