@@ -157,18 +157,27 @@ class KwikGuardTest {
         return run(name, args, loss, connections, bytes, 1);
     }
 
-    static Run run(String name, String args, double loss, int connections, long bytes, int parallel) throws Exception {
-        Path dir = KwikIt.workDir(name);
-        Path rec = dir.resolve("server.jfr").toAbsolutePath();
+    /** This module's test classes (the test-only controllers the server loads). */
+    static String testClasses() throws Exception {
+        return Path.of(KwikGuardTest.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    }
+
+    /** A kwik server with the agent's {@code args} and a recording to {@code rec} (a fresh file). */
+    static ForkedJvm startServer(Path dir, String args, Path rec) throws Exception {
         Files.deleteIfExists(rec);
-        String testClasses = Path.of(KwikGuardTest.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-        ForkedJvm jvm = ForkedJvm.builder("server", KwikBulkServer.class.getName())
-                .classPath(KwikIt.appClassPath() + File.pathSeparator + testClasses)
+        return ForkedJvm.builder("server", KwikBulkServer.class.getName())
+                .classPath(KwikIt.appClassPath() + File.pathSeparator + testClasses())
                 .dir(dir)
                 .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
                 .javaagent(KwikIt.agentJar(), args + ";jfr=" + rec)
                 .args("--keystore", KwikIt.keyStore().toString())
                 .start();
+    }
+
+    static Run run(String name, String args, double loss, int connections, long bytes, int parallel) throws Exception {
+        Path dir = KwikIt.workDir(name);
+        Path rec = dir.resolve("server.jfr").toAbsolutePath();
+        ForkedJvm jvm = startServer(dir, args, rec);
         try (KwikIt.Server server = KwikIt.awaitPort(jvm)) {
             LinkProfile down = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).loss(loss)
                     .bufferBdp(1, RTT_NANOS).build();
@@ -227,16 +236,9 @@ class KwikGuardTest {
     void anAdversarialClientOnTheCanaryArmCausesNoRollback() throws Exception {
         Path dir = KwikIt.workDir("guard-adversary");
         Path rec = dir.resolve("server.jfr").toAbsolutePath();
-        Files.deleteIfExists(rec);
-        String testClasses = Path.of(KwikGuardTest.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        String testClasses = testClasses();
         String args = "cc=cubic;canary=cubic:80%;guard=on;guard.min-connections=" + MIN_CONNECTIONS + ";fix.kwik-stream-stall=on";
-        ForkedJvm jvm = ForkedJvm.builder("server", KwikBulkServer.class.getName())
-                .classPath(KwikIt.appClassPath() + File.pathSeparator + testClasses)
-                .dir(dir)
-                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
-                .javaagent(KwikIt.agentJar(), args + ";jfr=" + rec)
-                .args("--keystore", KwikIt.keyStore().toString())
-                .start();
+        ForkedJvm jvm = startServer(dir, args, rec);
         int honest = 60;
         String adversaryOut;
         String serverErr;
