@@ -27,13 +27,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>quiche's loss response: reno halves the window ({@code LOSS_REDUCTION_FACTOR} 0.5), cubic keeps 0.7
  * ({@code BETA_CUBIC}); BBR (gcongestion) has no halving. Sampled every 10 ms on a 40 ms round trip, a
  * reduction shows as one sample-to-sample ratio: reno's median sits at 0.5 (measured 0.500-0.553),
- * cubic's at 0.7 (0.700-0.739), bbr's at 0.7 or above, or no drop at all.
+ * cubic's at 0.7 (0.700-0.739); bbr's window has no fixed reduction factor: mostly none or 0.7 and
+ * above, but a clean-clone run saw a single bbr drop at 0.617 (77 samples, 101 of 1,025 packets lost).
+ * So "not reno" is the complement of reno's range: no drop, or a median above {@link #RENO_MAX}.
  */
 final class QuicheEvidence {
 
     /** A median drop ratio at or below this is reno's halving. */
     static final double RENO_MAX = 0.60;
-    /** A median drop ratio at or above this (or no drop) is not reno (cubic's 0.7, bbr). */
+    /** A median drop ratio at or above this is cubic's 0.7 (assertCubicLike). */
     static final double NOT_RENO_MIN = 0.62;
 
     private static final Pattern QUICHE = Pattern.compile(
@@ -64,10 +66,10 @@ final class QuicheEvidence {
             assertTrue(drops >= 1 && dropRatio <= RENO_MAX, "expected reno's 0.5 reductions: " + line);
         }
 
-        /** Not reno: no reduction, or reductions at cubic's 0.7 or above. */
+        /** Not reno: no reduction, or reductions whose median is above reno's halving (0.500-0.553 measured). */
         void assertNotReno() {
             assertTrue(samples >= 10, "too few window samples: " + line);
-            assertTrue(drops == 0 || dropRatio >= NOT_RENO_MIN, "expected no 0.5 reductions (not reno): " + line);
+            assertTrue(drops == 0 || dropRatio > RENO_MAX, "expected no 0.5 reductions (not reno): " + line);
         }
 
         /** Cubic's 0.7: at least one reduction, median at or above 0.62. */
