@@ -7,9 +7,9 @@
 # Prints one CSV line: transfers,bytes,wall_s,process_cpu_s,detector_cpu_s,detector_share_of_process
 set -euo pipefail
 N=${1:-4}; BYTES=${2:-16000000}
-ROOT=$(pwd); TC=$ROOT/integration-tests/target/test-classes; AGENT=$ROOT/agent/target/ccagent.jar
+ROOT=$(pwd); APPS=$ROOT/test-apps/target/classes; AGENT=$ROOT/agent/target/ccagent.jar
 M2=${M2:-$HOME/.m2/repository}
-CP=$TC:$(ls $M2/tech/kwik/kwik/0.10.9/kwik-0.10.9.jar $M2/tech/kwik/agent15/3.1/agent15-3.1.jar \
+CP=$APPS:$(ls $M2/tech/kwik/kwik/0.10.9/kwik-0.10.9.jar $M2/tech/kwik/agent15/3.1/agent15-3.1.jar \
   $M2/at/favre/lib/hkdf/2.0.0/hkdf-2.0.0.jar $M2/io/whitfin/siphash/*/siphash-*.jar | tr '\n' ':')
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 keytool -genkeypair -alias server -keyalg EC -groupname secp256r1 -sigalg SHA256withECDSA -dname CN=localhost \

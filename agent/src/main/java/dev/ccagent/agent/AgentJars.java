@@ -1,5 +1,6 @@
 package dev.ccagent.agent;
 
+import dev.ccagent.agent.runtime.AgentVersion;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URL;
@@ -45,7 +46,7 @@ final class AgentJars {
                 sb.append(sb.length() == 0 ? "" : ", ").append(jar).append(" (version ").append(version(jar)).append(')');
             }
         }
-        return "another ccagent jar was given to this JVM: " + sb + "; ccagent " + CcAgent.VERSION + " from "
+        return "another ccagent jar was given to this JVM: " + sb + "; ccagent " + AgentVersion.VERSION + " from "
                 + running + " already runs here. The new jar is refused and changes nothing (to change versions,"
                 + " restart the JVM with the one you want)";
     }

@@ -3,11 +3,13 @@ package dev.ccagent.agent;
 import dev.ccagent.agent.config.AgentArgs;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.control.Control;
+import dev.ccagent.agent.detect.SpinDetector;
 import dev.ccagent.agent.instrument.Installer;
 import dev.ccagent.agent.instrument.TargetModule;
 import dev.ccagent.agent.jfr.AgentJfr;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
+import dev.ccagent.agent.runtime.AgentVersion;
 import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
 
 import java.lang.instrument.Instrumentation;
@@ -21,10 +23,6 @@ import java.util.List;
  * one log line per problem and leaves the application with its stock behaviour.
  */
 public final class CcAgent {
-
-    /** System property set in a JVM where the agent runs (read by {@code ccagent list}). */
-    public static final String ATTACHED_PROPERTY = "ccagent.version";
-    public static final String VERSION = versionOf();
 
     private static ResettableClassFileTransformer transformer;
     private static Instrumentation instrumentation;
@@ -42,11 +40,6 @@ public final class CcAgent {
 
     public static void main(String[] args) {
         System.exit(dev.ccagent.agent.cli.Cli.run(args, System.out, System.err));
-    }
-
-    private static String versionOf() {
-        String v = CcAgent.class.getPackage().getImplementationVersion();
-        return v != null ? v : "dev";
     }
 
     static synchronized void start(String args, Instrumentation inst, String how) {
@@ -69,7 +62,7 @@ public final class CcAgent {
             // a fresh attach is a new experiment: arms a previous attach rolled back (ArmStats outlive a detach) are re-enabled
             dev.ccagent.agent.measure.Guard.reEnableAll(how);
             Control.register(CcAgent::detach, CcAgent::apply);
-            System.setProperty(ATTACHED_PROPERTY, VERSION);
+            System.setProperty(AgentVersion.ATTACHED_PROPERTY, AgentVersion.VERSION);
         } catch (Throwable t) {
             AgentRuntime.setConfig(null);
             AgentLog.error("failed to start; the application runs with its stock congestion control", t);
@@ -83,11 +76,13 @@ public final class CcAgent {
             AgentRuntime.setConfig(config);
             AgentLog.info("reconfigured on " + how + ": " + config);
             AgentJfr.reconfigured(config, how);
+            applyDetector(config);
             return;
         }
         List<TargetModule> modules = Installer.modules(config);
         AgentRuntime.setConfig(config);
         AgentJfr.started(config, how); // before install: module applied/skipped events land in the recording
+        applyDetector(config);
         transformer = Installer.install(instrumentation, modules);
         startTimer();
         AgentLog.info("installed on " + how + " (" + config + "); Java " + Runtime.version());
@@ -95,7 +90,6 @@ public final class CcAgent {
 
     /** Stops assigning our algorithms to new connections and removes the instrumentation where the JVM allows. */
     public static synchronized void detach() {
-        dev.ccagent.agent.measure.Summaries.detach(); // a last summary of every live connection
         AgentRuntime.setConfig(null);
         if (transformer != null && instrumentation != null) {
             try {
@@ -106,10 +100,33 @@ public final class CcAgent {
             transformer = null;
         }
         int handedBack = Detach.afterReset();
+        int closedOut = 0;
+        try {
+            // after the hand-back (no new meter can join): every live connection's last summary, arm counts
+            // settled, nothing of them held
+            closedOut = dev.ccagent.agent.measure.Summaries.detach();
+        } catch (Throwable t) {
+            AgentLog.warn("detach: live connections not all closed out: " + t);
+        }
+        try {
+            SpinDetector.stop(); // before the recording is written: its last windows land in it
+        } catch (Throwable t) {
+            AgentLog.error("spin detector shutdown failed", t);
+        }
         AgentJfr.detached();
-        System.clearProperty(ATTACHED_PROPERTY);
+        System.clearProperty(AgentVersion.ATTACHED_PROPERTY);
         AgentLog.info("detached: new connections use the stock congestion control; " + handedBack
-                + " existing kwik connection(s) handed to kwik's controller");
+                + " existing kwik connection(s) handed to kwik's controller; " + closedOut
+                + " measured connection(s) closed out");
+    }
+
+    /** Starts, reconfigures or stops the send-loop spin detector for a configuration; fails open. */
+    private static void applyDetector(AgentConfig config) {
+        try {
+            SpinDetector.apply(config);
+        } catch (Throwable t) {
+            AgentLog.error("spin detector not started; congestion control is unaffected", t);
+        }
     }
 
     /**

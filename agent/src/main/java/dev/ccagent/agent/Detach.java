@@ -1,6 +1,6 @@
 package dev.ccagent.agent;
 
-import dev.ccagent.agent.kwik.KwikConnections;
+import dev.ccagent.agent.connection.LiveConnections;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.agent.select.ControllerFactory;
@@ -20,7 +20,7 @@ final class Detach {
     static int afterReset() {
         int switched = 0;
         try {
-            switched = KwikConnections.detachAll();
+            switched = LiveConnections.detachAll();
         } catch (Throwable t) {
             AgentLog.warn("detach: kwik connections could not all be handed back: " + t);
         }
@@ -28,6 +28,11 @@ final class Detach {
             AgentRuntime.stopTimer();
         } catch (Throwable t) {
             AgentLog.warn("detach: pacing timer not stopped: " + t);
+        }
+        try {
+            dev.ccagent.agent.runtime.FallbackLog.stop(); // the pending summary lines, and its thread
+        } catch (Throwable t) {
+            AgentLog.warn("detach: fallback summary not stopped: " + t);
         }
         try {
             ControllerFactory.clearCache();

@@ -1,7 +1,7 @@
 package dev.ccagent.bench;
 
 import dev.ccagent.cc.AckEvent;
-import dev.ccagent.cc.Algorithms;
+import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.CongestionController;
 import dev.ccagent.cc.LossEvent;
 import org.openjdk.jmh.annotations.Benchmark;

@@ -1,5 +1,6 @@
 package dev.ccagent.cc;
 
+import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.cubic.Cubic;
 import dev.ccagent.cc.reno.HighBdpReno;
 import dev.ccagent.cc.reno.NewReno;

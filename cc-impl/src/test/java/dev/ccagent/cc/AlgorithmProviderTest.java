@@ -1,5 +1,6 @@
 package dev.ccagent.cc;
 
+import dev.ccagent.cc.registry.Algorithms;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;

@@ -14,7 +14,7 @@ import jdk.jfr.Timespan;
  * progress and its congestion controller kept refusing to send: the signature of quic-go issue 4054
  * (a pacer at rate 0, the sender looping on ACK-only packets).
  */
-@Name("dev.ccagent.AckOnlySendLoop")
+@Name(EventNames.ACK_ONLY_SEND_LOOP)
 @Label("ACK-Only Send Loop")
 @Description("Many ACK-only packets sent over a short window while no ack-eliciting data progressed and the "
         + "congestion controller refused to send")

@@ -7,7 +7,7 @@ import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
 /** The agent was installed, attached, reconfigured or detached; a target module applied or skipped. */
-@Name("dev.ccagent.AgentLifecycle")
+@Name(EventNames.AGENT_LIFECYCLE)
 @Label("Agent Lifecycle")
 @Description("ccagent installed, attached, reconfigured or detached; a target library matched (applied) or "
         + "was skipped and why; a profiler capture started or failed")

@@ -7,7 +7,7 @@ import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
 /** A connection got its congestion controller (or fell back to the stock one). */
-@Name("dev.ccagent.AlgorithmAssigned")
+@Name(EventNames.ALGORITHM_ASSIGNED)
 @Label("Algorithm Assigned")
 @Description("A QUIC connection was assigned a congestion control algorithm: arm, options and why")
 @Category({"QUIC", "Congestion Control"})

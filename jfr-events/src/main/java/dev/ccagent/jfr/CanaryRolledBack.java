@@ -8,7 +8,7 @@ import jdk.jfr.StackTrace;
 import jdk.jfr.Timespan;
 
 /** The guardrail ({@code guard=on}) stopped assigning new connections to a canary arm that is worse than the baseline. */
-@Name("dev.ccagent.CanaryRolledBack")
+@Name(EventNames.CANARY_ROLLED_BACK)
 @Label("Canary Rolled Back")
 @Description("A canary arm was worse than the baseline arm by more than the margin (always-valid sequential test); new connections "
         + "get the baseline, existing ones are untouched")

@@ -9,11 +9,7 @@ public final class CcEvents {
     public static final String SETTINGS_RESOURCE = "/dev/ccagent/jfr/ccagent.jfc";
 
     /** Stable event names, as in JMC and {@code jfr print --events}. */
-    public static final List<String> NAMES = List.of(
-            "dev.ccagent.CongestionState", "dev.ccagent.PacingRateChange", "dev.ccagent.PacingStall",
-            "dev.ccagent.AckOnlySendLoop", "dev.ccagent.SendLoopSpin", "dev.ccagent.SendPathAllocation",
-            "dev.ccagent.AlgorithmAssigned", "dev.ccagent.AgentLifecycle", "dev.ccagent.ConnectionSummary",
-            "dev.ccagent.CanaryRolledBack", "dev.ccagent.CpuSpin");
+    public static final List<String> NAMES = EventNames.ALL;
 
     private CcEvents() {
     }
@@ -22,7 +18,7 @@ public final class CcEvents {
     public static List<Class<? extends jdk.jfr.Event>> classes() {
         return List.of(CongestionState.class, PacingRateChange.class, PacingStall.class, AckOnlySendLoop.class,
                 SendLoopSpin.class, SendPathAllocation.class, AlgorithmAssigned.class, AgentLifecycle.class, ConnectionSummary.class,
-                CanaryRolledBack.class, CpuSpin.class);
+                CanaryRolledBack.class, CpuSpin.class, Fallback.class);
     }
 
     /** The settings file's text (UTF-8), from the class path. */

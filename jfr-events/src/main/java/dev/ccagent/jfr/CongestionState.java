@@ -14,7 +14,7 @@ import jdk.jfr.Timespan;
  * A connection's congestion-control state: periodic (every second by default, only while a recording
  * wants it) and on every mode change. Fields an algorithm does not have are 0.
  */
-@Name("dev.ccagent.CongestionState")
+@Name(EventNames.CONGESTION_STATE)
 @Label("Congestion State")
 @Description("A QUIC connection's congestion controller: mode, window, bytes in flight, estimates and rates. "
         + "Periodic per connection, and on every mode change")

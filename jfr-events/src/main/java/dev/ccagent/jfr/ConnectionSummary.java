@@ -14,7 +14,7 @@ import jdk.jfr.Timespan;
  * N seconds while it lives, and at detach. Counters are cumulative since the connection started, so the
  * last summary of a connection (highest {@code sequence}) is its whole life.
  */
-@Name("dev.ccagent.ConnectionSummary")
+@Name(EventNames.CONNECTION_SUMMARY)
 @Label("Connection Summary")
 @Description("Per-connection totals measured identically for every canary arm: bytes sent, acknowledged and lost, "
         + "RTT distribution, application-limited time, lifetime")

@@ -18,7 +18,7 @@ import jdk.jfr.Timespan;
  * {@link #endedBy} is {@code ongoing} until the last one. Consecutive events of an episode tile its
  * time after detection; the report shows the last one of each episode.
  */
-@Name("dev.ccagent.CpuSpin")
+@Name(EventNames.CPU_SPIN)
 @Label("CPU Spin")
 @Description("A sending thread burned most of a core while its connection made (almost) no progress")
 @Category({"QUIC", "Congestion Control", "Send Loop"})

@@ -10,7 +10,7 @@ import jdk.jfr.Percentage;
 import jdk.jfr.StackTrace;
 
 /** The pacing rate or quantum moved by more than the agent's threshold since the last such event. */
-@Name("dev.ccagent.PacingRateChange")
+@Name(EventNames.PACING_RATE_CHANGE)
 @Label("Pacing Rate Change")
 @Description("The pacing rate or pacing quantum of a connection changed by more than the threshold "
         + "(10% by default) since the last event of this type for the connection")

@@ -10,7 +10,7 @@ import jdk.jfr.StackTrace;
 import jdk.jfr.Timespan;
 
 /** The pacer held the sender back for much longer than the pacing rate said it would. */
-@Name("dev.ccagent.PacingStall")
+@Name(EventNames.PACING_STALL)
 @Label("Pacing Stall")
 @Description("The sender was blocked by the pacer for longer than expected: the wait from the first refusal "
         + "to the next packet the pacer allowed, against the wait the pacer announced")

@@ -12,7 +12,7 @@ import jdk.jfr.Timespan;
  * Over one detector window the sender loop of a connection woke up far more often than received
  * packets explain without sending anything, or its controller answered send times already in the past.
  */
-@Name("dev.ccagent.SendLoopSpin")
+@Name(EventNames.SEND_LOOP_SPIN)
 @Label("Send Loop Spin")
 @Description("The sender loop woke up many times per second with nothing sent (beyond what received packets "
         + "explain), or the congestion controller answered send times already in the past")

@@ -13,7 +13,7 @@ import jdk.jfr.Timespan;
  * Bytes allocated by a connection's sender or receiver thread per packet it handled, sampled by the
  * agent's detector with the per-thread allocation counter (never per packet).
  */
-@Name("dev.ccagent.SendPathAllocation")
+@Name(EventNames.SEND_PATH_ALLOCATION)
 @Label("Send Path Allocation")
 @Description("Heap allocated per packet on a connection's sender or receiver thread over one detector window "
         + "(per-thread allocated bytes, sampled); flagged above the threshold")

@@ -171,5 +171,32 @@ class CcEventsTest {
         CpuSpin spin = new CpuSpin();
         spin.threadName = "sender";
         spin.commit();
+        Fallback f = new Fallback();
+        f.kind = "first";
+        f.commit();
+    }
+
+    /** The one table of names: every event's name is in EventNames, in CcEvents' order; every event field is in EventFields and every constant there names a field. */
+    @Test
+    void theNameTablesMatchTheEventClasses() throws IllegalAccessException {
+        List<Class<? extends jdk.jfr.Event>> classes = CcEvents.classes();
+        for (int i = 0; i < classes.size(); i++) {
+            assertEquals(EventNames.ALL.get(i), classes.get(i).getAnnotation(Name.class).value());
+        }
+        Set<String> constants = new java.util.TreeSet<>();
+        for (java.lang.reflect.Field f : EventFields.class.getDeclaredFields()) {
+            if (java.lang.reflect.Modifier.isStatic(f.getModifiers()) && f.getType() == String.class) {
+                constants.add((String) f.get(null));
+            }
+        }
+        Set<String> eventFields = new java.util.TreeSet<>();
+        for (Class<? extends jdk.jfr.Event> c : classes) {
+            for (ValueDescriptor v : EventType.getEventType(c).getFields()) {
+                eventFields.add(v.getName());
+            }
+        }
+        // JFR's own fields (startTime, duration, eventThread, stackTrace) are the JDK's, not ours
+        eventFields.removeAll(Set.of("startTime", "duration", "eventThread", "stackTrace"));
+        assertEquals(eventFields, constants, "EventFields lists exactly the events' own fields");
     }
 }

@@ -1,5 +1,6 @@
 package dev.ccagent.agent.detect;
 
+import dev.ccagent.agent.connection.SendTelemetry;
 import dev.ccagent.agent.config.AgentArgs;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

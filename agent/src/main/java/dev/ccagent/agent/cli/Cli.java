@@ -1,8 +1,8 @@
 package dev.ccagent.agent.cli;
 
+import dev.ccagent.agent.runtime.AgentVersion;
 import com.sun.tools.attach.VirtualMachine;
 import com.sun.tools.attach.VirtualMachineDescriptor;
-import dev.ccagent.agent.CcAgent;
 import dev.ccagent.agent.config.AgentArgs;
 import dev.ccagent.agent.control.ControlMXBean;
 import picocli.CommandLine;
@@ -73,7 +73,7 @@ public final class Cli implements Callable<Integer> {
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            return new String[] {"ccagent " + CcAgent.VERSION + " on Java " + Runtime.version()};
+            return new String[] {"ccagent " + AgentVersion.VERSION + " on Java " + Runtime.version()};
         }
     }
 
@@ -92,7 +92,7 @@ public final class Cli implements Callable<Integer> {
                 String quic = "?";
                 try (TargetJvm t = TargetJvm.attach(d.id())) {
                     Properties p = t.systemProperties();
-                    agent = p.getProperty(CcAgent.ATTACHED_PROPERTY) != null ? "yes" : "no";
+                    agent = p.getProperty(AgentVersion.ATTACHED_PROPERTY) != null ? "yes" : "no";
                     quic = quicLibraries(p.getProperty("java.class.path", ""));
                 } catch (CliException e) {
                     // another user's JVM or one that went away: shown with '?'
@@ -230,30 +230,22 @@ public final class Cli implements Callable<Integer> {
         @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "1", description = "seed of the bootstrap (default 1): the same seed gives the same intervals")
         long seed;
 
+        /** Runs the report module nested in ccagent.jar (never loaded by a server) with the parsed options. */
         @Override
         public Integer call() {
-            dev.ccagent.agent.report.FleetReport.Options options = new dev.ccagent.agent.report.FleetReport.Options();
-            options.seed = seed;
-            options.baseline = baseline;
-            dev.ccagent.agent.report.FleetReport report = dev.ccagent.agent.report.FleetReport.read(recordings, options);
-            out.print(json ? dev.ccagent.agent.report.FleetOutput.json(report) : dev.ccagent.agent.report.FleetOutput.text(report));
+            List<String> args = new java.util.ArrayList<>(List.of("--seed", Long.toString(seed)));
+            if (baseline != null) {
+                args.addAll(List.of("--baseline", baseline));
+            }
+            if (json) {
+                args.add("--json");
+            }
             if (html != null) {
-                try {
-                    dev.ccagent.agent.report.FleetHtml.write(report, html);
-                    if (!json) {
-                        out.println("HTML report: " + html.toAbsolutePath());
-                    }
-                } catch (java.io.IOException | RuntimeException e) {
-                    throw new CliException(1, "cannot write " + html + ": " + e.getMessage());
-                }
+                args.addAll(List.of("--html", html.toString()));
             }
-            for (String line : dev.ccagent.agent.report.FleetOutput.problemLines(report)) {
-                err.println("ccagent: " + line);
-            }
-            if (report.connections() == 0) {
-                err.println("ccagent: no connections found in the recordings");
-            }
-            return report.exitStatus();
+            args.add("--");
+            recordings.forEach(r -> args.add(r.toString()));
+            return ReportJar.run(args.toArray(new String[0]), out, err);
         }
     }
 
@@ -262,7 +254,7 @@ public final class Cli implements Callable<Integer> {
                 "In the repository: mvn -B -q package -DskipTests && java -jar integration-tests/target/ccagent-demo.jar"})
     static final class DemoCommand implements Callable<Integer> {
         static final String WHERE = "the demo is its own artifact now; in the repository run: "
-                + "mvn -B -q package -DskipTests && java -jar integration-tests/target/ccagent-demo.jar (see README)";
+                + "mvn -B -q package -DskipTests && java -jar tools/target/ccagent-demo.jar (see README)";
 
         @CommandLine.Unmatched
         List<String> ignored;
@@ -280,6 +272,13 @@ public final class Cli implements Callable<Integer> {
         out.println("default:       " + c.getDefaultAlgorithm());
         out.println("canary:        " + (c.getCanarySplit().isEmpty() ? "(none)" : c.getCanarySplit()));
         out.println("fallbacks:     " + c.getFallbacks());
+        try {
+            for (String f : c.getFallbackCauses()) {
+                out.println("  " + f);
+            }
+        } catch (RuntimeException e) { // an agent from before this attribute
+            out.println("  (causes not reported by this agent)");
+        }
         out.println("modules:");
         for (String m : c.getModules()) {
             out.println("  " + m);

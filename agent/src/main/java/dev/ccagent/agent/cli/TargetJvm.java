@@ -1,10 +1,10 @@
 package dev.ccagent.agent.cli;
 
+import dev.ccagent.agent.runtime.AgentVersion;
 import com.sun.tools.attach.AgentInitializationException;
 import com.sun.tools.attach.AgentLoadException;
 import com.sun.tools.attach.AttachNotSupportedException;
 import com.sun.tools.attach.VirtualMachine;
-import dev.ccagent.agent.CcAgent;
 import dev.ccagent.agent.control.Control;
 import dev.ccagent.agent.control.ControlMXBean;
 
@@ -77,7 +77,7 @@ final class TargetJvm implements AutoCloseable {
 
     /** Whether ccagent already runs in the target. */
     boolean hasAgent() {
-        return systemProperties().getProperty(CcAgent.ATTACHED_PROPERTY) != null;
+        return systemProperties().getProperty(AgentVersion.ATTACHED_PROPERTY) != null;
     }
 
     /** Loads the agent jar this CLI runs from into the target, with {@code args}. */
@@ -130,7 +130,7 @@ final class TargetJvm implements AutoCloseable {
 
     static String agentJar() {
         try {
-            Path p = Path.of(CcAgent.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            Path p = Path.of(TargetJvm.class.getProtectionDomain().getCodeSource().getLocation().toURI());
             return p.toAbsolutePath().toString();
         } catch (Exception e) {
             throw new CliException(1, "cannot find the ccagent jar this command runs from: " + e);

@@ -1,7 +1,7 @@
 package dev.ccagent.agent.config;
 
 import dev.ccagent.agent.log.AgentLog;
-import dev.ccagent.cc.Algorithms;
+import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.CcConfigException;
 import dev.ccagent.cc.CcOptions;
 import dev.ccagent.cc.Units;
@@ -54,6 +54,7 @@ public final class AgentArgs {
         k.put("jfr.max-size", "bound of that recording, e.g. 100MiB (default 250MiB)");
         k.put("jfr.max-age", "bound of that recording, e.g. 30min (default 1h)");
         k.put("fix.kwik-stream-stall", "on|off: work around kwik's stream-send race (default off)");
+        k.put("fix.kwik-loss-timer", "on|off: work around kwik's loss-detection-timer race (default off)");
         k.put("targets", "libraries to instrument: kwik,netty (default both)");
         k.put("profile-on-spin", "directory for async-profiler captures when a send-loop spin is detected");
         k.put("profile-on-spin.duration", "length of one capture, e.g. 10s (default 10s, 1s..5min)");
@@ -212,6 +213,7 @@ public final class AgentArgs {
         long jfrMaxSize = 250L << 20;
         long jfrMaxAge = 3_600_000_000_000L;
         boolean fixStall = false;
+        boolean fixLossTimer = false;
         Set<String> targets = new LinkedHashSet<>(KNOWN_TARGETS);
         Path profileDir = null;
         long profileDuration = 10_000_000_000L;
@@ -256,6 +258,9 @@ public final class AgentArgs {
                     case "fix.kwik-stream-stall":
                         fixStall = onOff(value);
                         break;
+                    case "fix.kwik-loss-timer":
+                        fixLossTimer = onOff(value);
+                        break;
                     case "targets":
                         targets = parseTargets(value);
                         break;
@@ -285,7 +290,7 @@ public final class AgentArgs {
                         if (value.length() < 8) {
                             throw new CcConfigException("a salt needs at least 8 characters");
                         }
-                        saltKey = dev.ccagent.agent.select.AlgorithmSelector.saltKey(value);
+                        saltKey = CanaryConfig.saltKey(value);
                         break;
                     default:
                         if (key.startsWith("netty.")) {
@@ -338,7 +343,7 @@ public final class AgentArgs {
         return new Result(new AgentConfig(defaultArm, canaryArms, level, jfr, jfrMaxSize, jfrMaxAge, fixStall,
                 targets, profileDir, new LinkedHashMap<>(entries))
                 .withDetection(detect, profileDuration, profileEvery).withNetty(nettyConfig)
-                .withCanarySaltKey(saltKey)
+                .withCanarySaltKey(saltKey).withFixKwikLossTimer(fixLossTimer)
                 .withCanary(canaryConfig.build(problems)), problems);
     }
 

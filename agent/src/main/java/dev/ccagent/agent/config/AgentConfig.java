@@ -70,6 +70,7 @@ public final class AgentConfig {
     private final long jfrMaxSizeBytes;
     private final long jfrMaxAgeNanos;
     private final boolean fixKwikStreamStall;
+    private boolean fixKwikLossTimer;
     private final Set<String> targets;
     private final Path profileOnSpinDir;
     private final Map<String, String> raw;
@@ -162,6 +163,17 @@ public final class AgentConfig {
 
     public boolean fixKwikStreamStall() {
         return fixKwikStreamStall;
+    }
+
+    /** Sets {@code fix.kwik-loss-timer} (while building, before the configuration is published). */
+    AgentConfig withFixKwikLossTimer(boolean on) {
+        this.fixKwikLossTimer = on;
+        return this;
+    }
+
+    /** {@code fix.kwik-loss-timer=on}: kwik's loss-detection-timer update made atomic (see docs/kwik.md). */
+    public boolean fixKwikLossTimer() {
+        return fixKwikLossTimer;
     }
 
     /** Which target libraries to instrument ({@code kwik}, {@code netty}). */

@@ -207,4 +207,19 @@ public final class CanaryConfig {
             return new CanaryConfig(this);
         }
     }
+
+    /**
+     * The SipHash key of a {@code canary.salt} (used by {@code select.AlgorithmSelector}): the first 16
+     * bytes of SHA-256 of its UTF-8 bytes, as two little-endian longs.
+     */
+    public static long[] saltKey(String salt) {
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(salt.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            java.nio.ByteBuffer le = java.nio.ByteBuffer.wrap(d).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            return new long[] {le.getLong(0), le.getLong(8)};
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
 }

@@ -91,6 +91,11 @@ public final class Control implements ControlMXBean {
     }
 
     @Override
+    public String[] getFallbackCauses() {
+        return dev.ccagent.agent.runtime.FallbackLog.causes().toArray(new String[0]);
+    }
+
+    @Override
     public String[] getModules() {
         return AgentRuntime.moduleVerdicts().toArray(new String[0]);
     }
@@ -127,6 +132,7 @@ public final class Control implements ControlMXBean {
             "jfr.max-age", "it only applies to the recording started at start-up",
             "profile-on-spin", "it names a directory to write to; only the start-up arguments may name one",
             "fix.kwik-stream-stall", "it only applies when the agent installs its hooks (restart or attach anew)",
+            "fix.kwik-loss-timer", "it only applies when the agent installs its hooks (restart or attach anew)",
             "detect", "it only applies when the agent installs its hooks (restart or attach anew)",
             "targets", "it only applies when the agent installs its hooks (restart or attach anew)");
 
@@ -186,6 +192,6 @@ public final class Control implements ControlMXBean {
     /** For tests and the CLI: the attribute names in display order. */
     public static List<String> attributes() {
         return List.of("Active", "Configuration", "DefaultAlgorithm", "CanarySplit", "ConnectionCounts",
-                "Fallbacks", "Modules", "Alarms", "Arms");
+                "Fallbacks", "FallbackCauses", "Modules", "Alarms", "Arms");
     }
 }

@@ -20,8 +20,11 @@ public interface ControlMXBean {
     /** Connections assigned since start, per library, arm and algorithm. */
     Map<String, Long> getConnectionCounts();
 
-    /** Connections that fell back to the stock algorithm because our code failed. */
+    /** Times our code failed and a connection went on without that part of the agent (all causes). */
     long getFallbacks();
+
+    /** Per cause (where, exception class): the count since start and what the connection did then. */
+    String[] getFallbackCauses();
 
     /** Per target module: applied or skipped, with the library version and the reason. */
     String[] getModules();
@@ -47,7 +50,7 @@ public interface ControlMXBean {
      * ({@code cc=bbr1;canary=bbr3:50%}); keys not given keep their current value. Validated like
      * start-up arguments: on any problem nothing changes and the problems are thrown, one per line.
      * Refused: keys that name files ({@code config}, {@code jfr}, {@code profile-on-spin}) and keys that
-     * only apply at install ({@code fix.kwik-stream-stall}, {@code detect}, {@code targets},
+     * only apply at install ({@code fix.kwik-stream-stall}, {@code fix.kwik-loss-timer}, {@code detect}, {@code targets},
      * {@code jfr.max-size}, {@code jfr.max-age}); and any call after {@link #detach()}. Concurrent
      * calls apply one after the other (none is lost). See docs/safety-control.md.
      *

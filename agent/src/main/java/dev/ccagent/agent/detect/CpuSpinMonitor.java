@@ -95,11 +95,15 @@ public final class CpuSpinMonitor {
         void forEach(Consumer<Reading> action);
     }
 
-    private static final List<Source> SOURCES = new CopyOnWriteArrayList<>();
+    /** Held weakly (see {@link #addSource}). */
+    private static final List<java.lang.ref.WeakReference<Source>> SOURCES = new CopyOnWriteArrayList<>();
 
-    /** Adds a module's connections to every tick (once per module). */
+    /**
+     * Adds a module's connections to every tick (once per module). Held weakly: the module keeps the
+     * source in a static field, so a source defined in an application's loader never pins that loader.
+     */
     public static void addSource(Source source) {
-        SOURCES.add(source);
+        SOURCES.add(new java.lang.ref.WeakReference<>(source));
     }
 
     private static volatile CpuSpinMonitor current;
@@ -236,7 +240,7 @@ public final class CpuSpinMonitor {
         }
         chunkHookRegistered = true;
         JfrSwitch.whenRecorderInitialized(() -> jdk.jfr.FlightRecorder.addPeriodicEvent(CpuSpin.class,
-                CpuSpinMonitor::commitOpenEpisodes));
+                new dev.ccagent.agent.runtime.OpaqueRunnable(CpuSpinMonitor::commitOpenEpisodes)));
     }
 
     /** The chunk-end hook (JFR's thread): each open episode as of its latest tick, {@code endedBy = ongoing}. */
@@ -289,7 +293,12 @@ public final class CpuSpinMonitor {
     void tick(long now) {
         tick++;
         List<Reading> readings = new ArrayList<>();
-        for (Source s : SOURCES) {
+        SOURCES.removeIf(ref -> ref.get() == null);
+        for (java.lang.ref.WeakReference<Source> ref : SOURCES) {
+            Source s = ref.get();
+            if (s == null) {
+                continue;
+            }
             try {
                 s.forEach(readings::add);
             } catch (Throwable t) {
@@ -509,7 +518,7 @@ public final class CpuSpinMonitor {
         e.connectionId = blamed.last.connectionId;
         ThreadInfo info = stack(t.threadId);
         e.threadName = info != null ? info.getThreadName() : "";
-        e.topFrames = frames(info);
+        e.topFrames = sampledFrames(t.threadId, frames(info));
         ProfilerCapture p = capture.get();
         String what = "CPU spin on " + e.library + " connection " + e.connectionId;
         e.flameGraph = p != null ? p.trigger(what) : null;
@@ -550,7 +559,7 @@ public final class CpuSpinMonitor {
         String frames = e.topFrames;
         boolean report = now - e.lastCommitNanos >= REPORT_EVERY_NANOS;
         if (report) {
-            String again = frames(stack(t.threadId));
+            String again = sampledFrames(t.threadId, "");
             if (!again.isEmpty()) {
                 frames = again;
                 e.topFrames = again;
@@ -649,6 +658,64 @@ public final class CpuSpinMonitor {
         } catch (RuntimeException e) {
             return null;
         }
+    }
+
+    /** Stack samples behind an episode's top frames, {@link #SAMPLE_SPACING_MILLIS} apart. */
+    static final int STACK_SAMPLES = 8;
+    static final long SAMPLE_SPACING_MILLIS = 2;
+
+    /**
+     * The burning thread's frames as most of {@link #STACK_SAMPLES} samples see them: the sample
+     * whose top frame is the most frequent (the latest of those). One sample is one instant: a loop
+     * that spends 95% of its time in one method is caught elsewhere one time in twenty, and on-call
+     * would read that instant as the spin's place. {@code first}: a sample already taken (or "").
+     * Runs on the monitor's thread, at an episode's start and at each periodic report only.
+     */
+    String sampledFrames(long threadId, String first) {
+        String[] samples = new String[STACK_SAMPLES];
+        int n = 0;
+        if (!first.isEmpty()) {
+            samples[n++] = first;
+        }
+        while (n < STACK_SAMPLES) {
+            try {
+                Thread.sleep(SAMPLE_SPACING_MILLIS);
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            String f = frames(stack(threadId));
+            if (f.isEmpty()) {
+                break; // the thread ended
+            }
+            samples[n++] = f;
+        }
+        return mostFrequentTop(samples, n);
+    }
+
+    /** Of {@code n} frame strings, the latest whose first line is the most frequent first line ("" for none). */
+    static String mostFrequentTop(String[] samples, int n) {
+        String best = "";
+        int bestCount = 0;
+        for (int i = n - 1; i >= 0; i--) {
+            String top = firstLine(samples[i]);
+            int count = 0;
+            for (int j = 0; j < n; j++) {
+                if (firstLine(samples[j]).equals(top)) {
+                    count++;
+                }
+            }
+            if (count > bestCount) {
+                best = samples[i];
+                bestCount = count;
+            }
+        }
+        return best;
+    }
+
+    private static String firstLine(String frames) {
+        int nl = frames.indexOf('\n');
+        return nl < 0 ? frames : frames.substring(0, nl);
     }
 
     static String frames(ThreadInfo info) {

@@ -100,7 +100,7 @@ public final class ProfilerCapture {
         lastStart = now;
         // the name is chosen now (64 random bits) so the spin event can name the flame graph to come
         String base = PREFIX + Long.toHexString(RANDOM.nextLong() | Long.MIN_VALUE);
-        Thread t = new Thread(() -> {
+        Thread t = dev.ccagent.agent.runtime.AgentThreads.newDaemon("ccagent-profiler", () -> {
             try {
                 capture(reason, base);
             } catch (Throwable e) {
@@ -109,9 +109,7 @@ public final class ProfilerCapture {
                 BUSY.set(false);
                 worker = null;
             }
-        }, "ccagent-profiler");
-        t.setDaemon(true);
-        t.setContextClassLoader(null);
+        });
         worker = t;
         t.start();
         return dir.resolve(base + "-cpu.html").toString();

@@ -1,8 +1,9 @@
 package dev.ccagent.agent.detect;
 
+import dev.ccagent.agent.connection.SendTelemetry;
 import dev.ccagent.agent.config.AgentConfig;
-import dev.ccagent.agent.kwik.KwikConnections;
-import dev.ccagent.agent.kwik.KwikLiveConnection;
+import dev.ccagent.agent.connection.LiveConnections;
+import dev.ccagent.agent.connection.LiveConnection;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.jfr.AckOnlySendLoop;
 import dev.ccagent.jfr.JfrSwitch;
@@ -11,9 +12,6 @@ import dev.ccagent.jfr.SendPathAllocation;
 
 import java.lang.management.ManagementFactory;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -71,19 +69,25 @@ public final class SpinDetector {
         void forEach(java.util.function.BiConsumer<String, SendTelemetry> action);
     }
 
-    private static final List<TelemetrySource> SOURCES = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Held weakly (see {@link #addSource}). */
+    private static final List<java.lang.ref.WeakReference<TelemetrySource>> SOURCES =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** Closed connections whose last window is still to be evaluated: held until the next window, then dropped. */
     private final java.util.Queue<SendTelemetry> closed = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
-    /** Adds a module's connections to every detector window. */
+    /**
+     * Adds a module's connections to every detector window. The source is held weakly: its module
+     * keeps it (in a static field), so a source whose class an application's loader defined (Netty's
+     * helpers in a web application) never keeps that loader after the application is undeployed.
+     */
     public static void addSource(TelemetrySource source) {
-        SOURCES.add(source);
+        SOURCES.add(new java.lang.ref.WeakReference<>(source));
     }
 
-    private final ScheduledExecutorService timer;
-    private final ScheduledFuture<?> task;
-    private final ScheduledFuture<?> cpuTask;
+    private final dev.ccagent.agent.runtime.AgentScheduler timer;
+    private final dev.ccagent.agent.runtime.AgentScheduler.Task task;
+    private final dev.ccagent.agent.runtime.AgentScheduler.Task cpuTask;
     private final CpuSpinMonitor cpu;
     private final com.sun.management.ThreadMXBean threads;
     private volatile ProfilerCapture capture;
@@ -93,15 +97,13 @@ public final class SpinDetector {
         this.threads = threadBean();
         this.capture = config.profileOnSpinDir() != null ? new ProfilerCapture(config.profileOnSpinDir(),
                 config.profileDurationNanos(), config.profileEveryNanos()) : null;
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "ccagent-detector");
-            t.setDaemon(true);
-            return t;
-        });
-        this.task = timer.scheduleWithFixedDelay(this::tick, WINDOW_MILLIS, WINDOW_MILLIS, TimeUnit.MILLISECONDS);
+        // the agent's own scheduler, not a JDK executor: pins no application loader (see AgentScheduler)
+        this.timer = new dev.ccagent.agent.runtime.AgentScheduler("ccagent-detector");
+        long window = TimeUnit.MILLISECONDS.toNanos(WINDOW_MILLIS);
+        this.task = timer.withFixedDelay(this::tick, window, window);
         this.cpu = new CpuSpinMonitor(ManagementFactory.getThreadMXBean(), () -> capture);
-        this.cpuTask = timer.scheduleAtFixedRate(this::cpuTick, CpuSpinMonitor.PERIOD_MILLIS,
-                CpuSpinMonitor.PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+        long cpuPeriod = TimeUnit.MILLISECONDS.toNanos(CpuSpinMonitor.PERIOD_MILLIS);
+        this.cpuTask = timer.atFixedRate(this::cpuTick, cpuPeriod, cpuPeriod);
     }
 
     private void cpuTick() {
@@ -157,24 +159,21 @@ public final class SpinDetector {
         SpinDetector d = running;
         running = null;
         if (d != null) {
-            d.task.cancel(false);
-            d.cpuTask.cancel(false);
+            d.task.cancel();
+            d.cpuTask.cancel();
             try {
                 // closed connections' last windows and episodes in progress end on the detector's own
                 // thread (its state is confined there)
-                d.timer.submit(() -> {
+                if (!d.timer.runAndWait(() -> {
                     d.evaluateClosed(System.nanoTime());
                     d.cpu.close("detach");
-                }).get(2, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                AgentLog.debug("CPU spin monitor did not close cleanly: " + e);
-            }
-            d.timer.shutdownNow();
-            try {
-                d.timer.awaitTermination(2, TimeUnit.SECONDS);
+                }, 2, TimeUnit.SECONDS)) {
+                    AgentLog.debug("CPU spin monitor did not close within 2 s");
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+            d.timer.close();
             ProfilerCapture c = d.capture;
             if (c != null) {
                 c.close();
@@ -214,15 +213,20 @@ public final class SpinDetector {
             JfrSwitch.refresh();
             long now = System.nanoTime();
             evaluateClosed(now);
-            List<KwikLiveConnection> live = KwikConnections.live();
-            for (KwikLiveConnection a : live) {
+            List<LiveConnection> live = LiveConnections.live();
+            for (LiveConnection a : live) {
                 try {
                     evaluate(a.algorithm(), a.telemetry(), now);
                 } catch (Throwable t) {
                     AgentLog.warnOnce("detector-eval", "spin detector could not evaluate a connection", t);
                 }
             }
-            for (TelemetrySource source : SOURCES) {
+            SOURCES.removeIf(ref -> ref.get() == null);
+            for (java.lang.ref.WeakReference<TelemetrySource> ref : SOURCES) {
+                TelemetrySource source = ref.get();
+                if (source == null) {
+                    continue;
+                }
                 source.forEach((algorithm, t) -> {
                     try {
                         evaluate(algorithm, t, now);
@@ -249,14 +253,14 @@ public final class SpinDetector {
     }
 
     void evaluate(String algorithm, SendTelemetry t, long now) {
-        if (t.finalWindowDone) {
+        if (t.baseline.finalWindowDone) {
             return;
         }
         long closedAt = t.closedAt;
         boolean last = closedAt != 0;
         if (last) {
             // the window ends at the close, with the allocation counters read then (the threads may be gone)
-            t.finalWindowDone = true;
+            t.baseline.finalWindowDone = true;
             now = closedAt;
         }
         long wakeups = t.wakeups;
@@ -269,17 +273,17 @@ public final class SpinDetector {
         long received = t.packetsReceived;
         long senderAlloc = last ? t.senderAllocAtClose : allocated(t.senderThreadId);
         long receiverAlloc = last ? t.receiverAllocAtClose : allocated(t.receiverThreadId);
-        if (t.pTime == 0) {
+        if (t.baseline.time == 0) {
             long start = t.senderStartNanos;
             if (start == 0 || (!last && now - start < WINDOW_NANOS / 2)) {
                 return; // the sender has not run yet, or too briefly for a first window: the next one
             }
             // the first window starts with the connection's counters, at the sender's first iteration;
             // a sender thread of its own allocated nothing for anyone else before
-            t.pTime = start;
-            t.pSenderAlloc = t.ownSenderThread() ? 0 : -1;
+            t.baseline.time = start;
+            t.baseline.senderAlloc = t.ownSenderThread() ? 0 : -1;
         }
-        long window = now - t.pTime;
+        long window = now - t.baseline.time;
         if (window <= 0) {
             return;
         }
@@ -287,19 +291,19 @@ public final class SpinDetector {
         // rates are judged over at least a full window: a short window needs a full window's counts
         double judged = Math.max(seconds, WINDOW_MILLIS / 1e3);
         boolean spinRules = window >= WINDOW_NANOS / 2;
-        long dWake = wakeups - t.pWakeups;
+        long dWake = wakeups - t.baseline.wakeups;
         // a loop pass counted as a wake-up at the end of the previous window can end (empty) in this
         // one: never report more empty wake-ups than wake-ups
-        long dEmpty = Math.min(dWake, empty - t.pEmpty);
-        long dDatagrams = datagrams - t.pDatagrams;
-        long dInFlight = inFlight - t.pInFlight;
-        long dInFlightBytes = inFlightBytes - t.pInFlightBytes;
-        t.pInFlightBytes = inFlightBytes;
-        long dRefusals = refusals - t.pRefusals;
-        long dPast = past - t.pPast;
-        long dReceived = received - t.pReceived;
-        long dSenderAlloc = senderAlloc >= 0 && t.pSenderAlloc >= 0 ? senderAlloc - t.pSenderAlloc : -1;
-        long dReceiverAlloc = receiverAlloc >= 0 && t.pReceiverAlloc >= 0 ? receiverAlloc - t.pReceiverAlloc : -1;
+        long dEmpty = Math.min(dWake, empty - t.baseline.empty);
+        long dDatagrams = datagrams - t.baseline.datagrams;
+        long dInFlight = inFlight - t.baseline.inFlight;
+        long dInFlightBytes = inFlightBytes - t.baseline.inFlightBytes;
+        t.baseline.inFlightBytes = inFlightBytes;
+        long dRefusals = refusals - t.baseline.refusals;
+        long dPast = past - t.baseline.past;
+        long dReceived = received - t.baseline.received;
+        long dSenderAlloc = senderAlloc >= 0 && t.baseline.senderAlloc >= 0 ? senderAlloc - t.baseline.senderAlloc : -1;
+        long dReceiverAlloc = receiverAlloc >= 0 && t.baseline.receiverAlloc >= 0 ? receiverAlloc - t.baseline.receiverAlloc : -1;
         remember(t, now, wakeups, empty, datagrams, inFlight, refusals, past, received, senderAlloc, receiverAlloc);
         if (dWake == 0 && dDatagrams == 0 && dReceived == 0) {
             return; // idle or closed
@@ -333,8 +337,8 @@ public final class SpinDetector {
                     e.commit();
                 }
             }
-            if (now - t.lastLogAck > LOG_EVERY_NANOS || t.lastLogAck == 0) {
-                t.lastLogAck = now;
+            if (now - t.baseline.lastLogAck > LOG_EVERY_NANOS || t.baseline.lastLogAck == 0) {
+                t.baseline.lastLogAck = now;
                 AgentLog.warn(String.format("ACK-only send loop on %s connection %s (%s): %d ACK-only datagrams "
                         + "(%.0f/s), %d ack-eliciting, %d refusals by the controller in %.1f s", t.library(), id,
                         algorithm, ackOnly, ackOnlyRate, dInFlight, dRefusals, seconds));
@@ -365,8 +369,8 @@ public final class SpinDetector {
                     e.commit();
                 }
             }
-            if (now - t.lastLogSpin > LOG_EVERY_NANOS || t.lastLogSpin == 0) {
-                t.lastLogSpin = now;
+            if (now - t.baseline.lastLogSpin > LOG_EVERY_NANOS || t.baseline.lastLogSpin == 0) {
+                t.baseline.lastLogSpin = now;
                 AgentLog.warn(String.format("send-loop spin on %s connection %s (%s): %d wake-ups, %d sent nothing "
                         + "(%.0f/s unexplained by received packets), %d send times in the past in %.1f s", t.library(),
                         id, algorithm, dWake, dEmpty, emptyRate, dPast, seconds));
@@ -416,8 +420,8 @@ public final class SpinDetector {
         }
         if (flagged) {
             detections++;
-            if (now - t.lastLogAlloc > LOG_EVERY_NANOS || t.lastLogAlloc == 0) {
-                t.lastLogAlloc = now;
+            if (now - t.baseline.lastLogAlloc > LOG_EVERY_NANOS || t.baseline.lastLogAlloc == 0) {
+                t.baseline.lastLogAlloc = now;
                 AgentLog.warn(String.format("allocation storm on the %s thread of %s connection %s: %d B per packet, "
                         + "%d MB/s", path, t.library(), id, perPacket, rate >> 20));
             }
@@ -447,16 +451,16 @@ public final class SpinDetector {
 
     private static void remember(SendTelemetry t, long now, long wakeups, long empty, long datagrams, long inFlight,
                                  long refusals, long past, long received, long senderAlloc, long receiverAlloc) {
-        t.pTime = now;
-        t.pWakeups = wakeups;
-        t.pEmpty = empty;
-        t.pDatagrams = datagrams;
-        t.pInFlight = inFlight;
-        t.pRefusals = refusals;
-        t.pPast = past;
-        t.pReceived = received;
-        t.pSenderAlloc = senderAlloc;
-        t.pReceiverAlloc = receiverAlloc;
+        t.baseline.time = now;
+        t.baseline.wakeups = wakeups;
+        t.baseline.empty = empty;
+        t.baseline.datagrams = datagrams;
+        t.baseline.inFlight = inFlight;
+        t.baseline.refusals = refusals;
+        t.baseline.past = past;
+        t.baseline.received = received;
+        t.baseline.senderAlloc = senderAlloc;
+        t.baseline.receiverAlloc = receiverAlloc;
     }
 
     private void profile(String reason) {

@@ -1,7 +1,6 @@
 package dev.ccagent.agent.instrument;
 
 import dev.ccagent.agent.config.AgentConfig;
-import dev.ccagent.agent.kwik.KwikModule;
 import dev.ccagent.agent.log.AgentLog;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
@@ -11,7 +10,10 @@ import net.bytebuddy.utility.JavaModule;
 
 import java.lang.instrument.Instrumentation;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
 
 import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 
@@ -25,23 +27,29 @@ public final class Installer {
     private Installer() {
     }
 
-    /** The modules for a configuration, one per target library and version range. */
+    /**
+     * The modules for a configuration: those of every target library it targets, in the order the
+     * service file lists the libraries. A library whose provider cannot be loaded is logged and left
+     * out (its classes keep their stock behaviour); the others still apply.
+     */
     public static List<TargetModule> modules(AgentConfig config) {
         List<TargetModule> modules = new ArrayList<>();
-        if (config.targets("kwik")) {
-            KwikModule kwik = new KwikModule(config);
-            modules.add(kwik);
-            // where the swap cannot apply: each feature that needs no swap, with its own requirements
-            if (config.detect()) {
-                modules.add(new dev.ccagent.agent.kwik.KwikObserveModule(config, kwik));
+        Iterator<TargetLibrary> libraries = ServiceLoader.load(TargetLibrary.class, TargetLibrary.class.getClassLoader())
+                .iterator();
+        while (true) {
+            TargetLibrary library;
+            try {
+                if (!libraries.hasNext()) {
+                    break;
+                }
+                library = libraries.next();
+            } catch (ServiceConfigurationError e) {
+                AgentLog.error("a target library could not be loaded; its classes keep their stock behaviour", e);
+                continue;
             }
-            if (config.fixKwikStreamStall()) {
-                modules.add(new dev.ccagent.agent.kwik.KwikStreamStallFixModule(kwik));
+            if (config.targets(library.name())) {
+                modules.addAll(library.modules(config));
             }
-        }
-        if (config.targets("netty")) {
-            modules.add(dev.ccagent.agent.netty.NettyModule.netty42(config));
-            modules.add(dev.ccagent.agent.netty.NettyModule.incubator(config));
         }
         return modules;
     }
@@ -59,7 +67,43 @@ public final class Installer {
         for (TargetModule m : modules) {
             builder = m.extend(builder, m.loaderCheck());
         }
-        return builder.installOn(inst);
+        ResettableClassFileTransformer transformer = builder.installOn(inst);
+        checkLoadersDefiningLibraries(inst, modules);
+        return transformer;
+    }
+
+    /**
+     * The loaders that already define a library's classes when the agent arrives (late attach, or a
+     * library loaded before premain) get their module verdict now, so that {@code attach} and
+     * {@code status} say at once whether each module applies there, not only when the first
+     * instrumented type loads (the type matchers ask a loader only once its type matched). Only the
+     * defining loader of a library class counts: a child loader that merely sees it is not asked.
+     */
+    static void checkLoadersDefiningLibraries(Instrumentation inst, List<TargetModule> modules) {
+        try {
+            java.util.Map<TargetModule, java.util.Set<ClassLoader>> loaders = new java.util.LinkedHashMap<>();
+            for (Class<?> c : inst.getAllLoadedClasses()) {
+                ClassLoader l = c.getClassLoader();
+                if (l == null) {
+                    continue;
+                }
+                String name = c.getName();
+                for (TargetModule m : modules) {
+                    if (name.startsWith(m.packagePrefix())) {
+                        loaders.computeIfAbsent(m, k -> java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()))
+                                .add(l);
+                    }
+                }
+            }
+            for (java.util.Map.Entry<TargetModule, java.util.Set<ClassLoader>> e : loaders.entrySet()) {
+                for (ClassLoader l : e.getValue()) {
+                    e.getKey().appliesTo(l);
+                }
+            }
+        } catch (RuntimeException | LinkageError e) {
+            AgentLog.warn("the loaders already holding a target library could not be listed; their modules"
+                    + " report when their classes are next transformed: " + e);
+        }
     }
 
     /** Logs each transformation: what was instrumented (debug) and every error (warn). */

@@ -53,6 +53,34 @@ public final class Requirement {
         return typeName;
     }
 
+    /**
+     * What of {@code requirements} is missing in {@code loader}'s class files (empty: all there), one
+     * line each; for a check a module needs beside its own requirements.
+     */
+    public static List<String> missingIn(List<Requirement> requirements, ClassLoader loader) {
+        return missingIn(requirements, poolOf(loader));
+    }
+
+    /** What of {@code requirements} is missing in {@code pool}, one line each. */
+    static List<String> missingIn(List<Requirement> requirements, TypePool pool) {
+        List<String> missing = new ArrayList<>();
+        for (Requirement r : requirements) {
+            r.check(pool, missing);
+        }
+        return missing;
+    }
+
+    /** The class files {@code loader} would load (null: the bootstrap loader), described without loading them. */
+    static TypePool poolOf(ClassLoader loader) {
+        return TypePool.Default.of(loader == null ? net.bytebuddy.dynamic.ClassFileLocator.ForClassLoader.ofBootLoader()
+                : net.bytebuddy.dynamic.ClassFileLocator.ForClassLoader.of(loader));
+    }
+
+    /** Whether the type itself exists in the pool (the library is present), whatever its members. */
+    boolean presentIn(TypePool pool) {
+        return pool.describe(typeName).isResolved();
+    }
+
     /** Adds a line per missing element to {@code missing}. */
     void check(TypePool pool, List<String> missing) {
         TypePool.Resolution resolution = pool.describe(typeName);

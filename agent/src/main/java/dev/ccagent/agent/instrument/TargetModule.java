@@ -3,11 +3,9 @@ package dev.ccagent.agent.instrument;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import net.bytebuddy.agent.builder.AgentBuilder;
-import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.pool.TypePool;
 
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -30,11 +28,51 @@ public abstract class TargetModule {
     /** What this module covers, e.g. {@code "kwik 0.10.x (tech.kwik.core)"}. */
     public abstract String description();
 
-    /** Types and members the advice relies on. */
+    /** Types and members the advice relies on; the first type is the library's anchor (its presence means the library is there). */
     protected abstract List<Requirement> requirements();
 
-    /** Adds this module's transformations to the builder; {@code loaderCheck} must guard each type. */
-    public abstract AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck);
+    /** The types this module instruments, one {@link TypeInstrumentation} each (modules that override {@link #extend} may leave it empty). */
+    protected List<TypeInstrumentation> typeInstrumentations() {
+        return List.of();
+    }
+
+    /**
+     * The package prefix of the library's classes (default: the anchor type's package), by which the
+     * installer finds the loaders that already define the library when the agent arrives.
+     */
+    public String packagePrefix() {
+        String anchor = requirements().get(0).typeName();
+        return anchor.substring(0, anchor.lastIndexOf('.') + 1);
+    }
+
+    /** Whether the module leaves classes of named modules (a library on the module path) alone. */
+    protected boolean unnamedModulesOnly() {
+        return false;
+    }
+
+    /**
+     * Adds this module's transformations to the builder, each type guarded by {@code loaderCheck}
+     * (the module's requirement and linkage checks for the type's loader), asked only after the type's
+     * name matched: so the checks, and their "applied" line, run for the loader that defines the
+     * library's classes, not for every child loader that merely sees them through its parent.
+     */
+    public AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+        for (TypeInstrumentation t : typeInstrumentations()) {
+            builder = t.transform(builder.type(typeThenLoader(t.typeMatcher(), loaderCheck, unnamedModulesOnly())));
+        }
+        return builder;
+    }
+
+    /**
+     * A matcher that tests the type's name first, then (optionally) that its module is unnamed, and
+     * only then the class-loader check ({@code AgentBuilder.type(type, loader)} evaluates the loader first).
+     */
+    public static AgentBuilder.RawMatcher typeThenLoader(ElementMatcher<? super net.bytebuddy.description.type.TypeDescription> type,
+                                                         ElementMatcher<ClassLoader> loader, boolean unnamedOnly) {
+        return (typeDescription, classLoader, module, classBeingRedefined, protectionDomain) ->
+                type.matches(typeDescription) && (!unnamedOnly || module == null || !module.isNamed())
+                        && loader.matches(classLoader);
+    }
 
     /** A version string for logs, read from the library's jar (null when unknown). */
     protected String versionIn(ClassLoader loader) {
@@ -100,25 +138,19 @@ public abstract class TargetModule {
 
     /** Missing requirements in a loader (empty: the module applies). */
     public final List<String> missingIn(ClassLoader loader) {
-        ClassFileLocator locator = loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader()
-                : ClassFileLocator.ForClassLoader.of(loader);
-        TypePool pool = TypePool.Default.of(locator);
-        List<String> missing = new ArrayList<>();
-        for (Requirement r : requirements()) {
-            r.check(pool, missing);
-        }
-        return missing;
+        return Requirement.missingIn(requirements(), loader);
     }
 
     private boolean evaluate(ClassLoader loader) {
         try {
-            List<String> missing = missingIn(loader);
-            if (!missingAnchor(missing)) {
-                return false; // the library is not in this loader at all: nothing to say
+            TypePool pool = Requirement.poolOf(loader);
+            if (!requirements().get(0).presentIn(pool)) {
+                return false; // the library's anchor type is not in this loader at all: nothing to say
             }
             if (standsAsideIn(loader)) {
                 return false; // another module covers this loader (and said so)
             }
+            List<String> missing = Requirement.missingIn(requirements(), pool);
             String version = versionIn(loader);
             String where = description() + (version != null ? " version " + version : "") + " in " + loaderName(loader);
             if (missing.isEmpty()) {
@@ -155,12 +187,6 @@ public abstract class TargetModule {
     /** The verdict logged when the requirements hold (default "applied"). */
     protected String appliedVerdict(ClassLoader loader) {
         return "applied";
-    }
-
-    /** True when the library's first required type exists (so the library is present). */
-    private boolean missingAnchor(List<String> missing) {
-        String anchor = "class " + requirements().get(0).typeName() + " not found";
-        return !missing.contains(anchor);
     }
 
     /**

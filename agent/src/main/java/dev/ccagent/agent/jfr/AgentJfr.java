@@ -1,14 +1,14 @@
 package dev.ccagent.agent.jfr;
 
 import dev.ccagent.agent.config.AgentConfig;
-import dev.ccagent.agent.detect.SpinDetector;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.jfr.JfrSwitch;
 
 /**
- * The agent's observability lifecycle, called by {@code CcAgent}: the JFR switch and periodic
- * hook, the agent's own recording ({@code jfr=}), the spin detector and lifecycle events.
- * Everything here fails open.
+ * The agent's JFR lifecycle, called by {@code CcAgent}: the JFR switch and periodic hook, the
+ * agent's own recording ({@code jfr=}) and lifecycle events. (The spin detector, which writes into
+ * the recording, is started after {@link #started} and stopped before {@link #detached} by
+ * {@code CcAgent}.) Everything here fails open.
  */
 public final class AgentJfr {
 
@@ -27,7 +27,6 @@ public final class AgentJfr {
             } else if (config.jfrFile() != null) {
                 AgentLog.warn("jfr=" + config.jfrFile() + ": this runtime has no jdk.jfr module; no recording");
             }
-            SpinDetector.apply(config);
             CcJfr.lifecycle("attach".equals(how) ? "attached" : "installed", null, null,
                     config + "; Java " + Runtime.version());
         } catch (Throwable t) {
@@ -43,18 +42,16 @@ public final class AgentJfr {
                 AgentRecording.start(config.jfrFile(), config.jfrMaxSizeBytes(), config.jfrMaxAgeNanos());
                 JfrSwitch.refresh();
             }
-            SpinDetector.apply(config);
             CcJfr.lifecycle("reconfigured", null, null, how + ": " + config);
         } catch (Throwable t) {
             AgentLog.error("observability reconfiguration failed", t);
         }
     }
 
-    /** The agent detached: stop the detector and write the agent's recording. */
+    /** The agent detached (its spin detector already stopped): write the agent's recording. */
     public static void detached() {
         try {
             CcJfr.lifecycle("detached", null, null, "new connections use the stock congestion control");
-            SpinDetector.stop();
             AgentRecording.stop();
             JfrSwitch.refresh();
         } catch (Throwable t) {

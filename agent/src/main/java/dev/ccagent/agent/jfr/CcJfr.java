@@ -1,7 +1,7 @@
 package dev.ccagent.agent.jfr;
 
 import dev.ccagent.agent.config.AgentConfig;
-import dev.ccagent.agent.detect.SendTelemetry;
+import dev.ccagent.agent.connection.SendTelemetry;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.CongestionController;
 import dev.ccagent.jfr.AgentLifecycle;

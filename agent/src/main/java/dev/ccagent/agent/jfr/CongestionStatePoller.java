@@ -1,7 +1,8 @@
 package dev.ccagent.agent.jfr;
 
-import dev.ccagent.agent.kwik.KwikConnections;
-import dev.ccagent.agent.kwik.KwikLiveConnection;
+import dev.ccagent.agent.connection.SendTelemetry;
+import dev.ccagent.agent.connection.LiveConnections;
+import dev.ccagent.agent.connection.LiveConnection;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.jfr.CongestionState;
 import dev.ccagent.jfr.JfrSwitch;
@@ -23,15 +24,15 @@ public final class CongestionStatePoller implements Runnable {
         }
         registered = true;
         JfrSwitch.whenRecorderInitialized(() -> jdk.jfr.FlightRecorder.addPeriodicEvent(CongestionState.class,
-                new CongestionStatePoller()));
+                new dev.ccagent.agent.runtime.OpaqueRunnable(new CongestionStatePoller()))); // JFR's thread inlines none of it
     }
 
     @Override
     public void run() {
-        for (KwikLiveConnection a : KwikConnections.live()) {
+        for (LiveConnection a : LiveConnections.live()) {
             try {
                 CcSnapshot s;
-                dev.ccagent.agent.detect.SendTelemetry t = a.telemetry();
+                dev.ccagent.agent.connection.SendTelemetry t = a.telemetry();
                 long activity = t.datagramsSent + t.packetsReceived;
                 if (activity == t.polledActivity) {
                     continue; // idle or closed since the last period: nothing new to say

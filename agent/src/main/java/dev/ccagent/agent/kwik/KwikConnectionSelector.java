@@ -42,13 +42,7 @@ final class KwikConnectionSelector {
 
     /** Resolves the id now (the connection is running) and chooses. */
     Choice choose(Object sender, int maxPacketSize) {
-        byte[] id = null;
-        try {
-            id = KwikReflection.originalDestinationConnectionId(KwikReflection.connectionOf(sender));
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            // fall through: hash of nothing
-        }
-        return choose(id, maxPacketSize);
+        return choose(KwikReflection.connectionIdOfSender(sender), maxPacketSize); // unknown: hash of nothing
     }
 
     Choice choose(byte[] connectionId, int maxPacketSize) {

@@ -1,9 +1,10 @@
 package dev.ccagent.agent.kwik;
 
+import dev.ccagent.agent.connection.LiveConnection;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.agent.runtime.WakeupTimer;
-import dev.ccagent.agent.detect.SendTelemetry;
+import dev.ccagent.agent.connection.SendTelemetry;
 import dev.ccagent.cc.AckEvent;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.LossEvent;
@@ -42,7 +43,7 @@ import java.util.List;
  * that failed. Our state is committed only at the end of each callback, so a failing call leaves
  * nothing half-counted. Detach hands every connection over the same way ({@link #switchToStock()}).
  */
-public final class KwikControllerAdapter implements CongestionController, WakeupTimer.Target, KwikLiveConnection {
+public final class KwikControllerAdapter implements CongestionController, WakeupTimer.Target, LiveConnection {
 
     private final Object sender;
     private final CongestionControlEventListener listener;
@@ -94,6 +95,11 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     void setStock(CongestionController stock) {
         this.stock = stock;
+    }
+
+    /** Whether the swap went through (kwik's controller is known, so a fallback can hand over to it). */
+    boolean hasStock() {
+        return stock != null;
     }
 
     /** Observes a stock-arm connection: kwik's controller decides, we only count (detector, JFR). */
@@ -552,7 +558,8 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
             }
             try {
                 dev.ccagent.cc.CongestionController c = cc;
-                AgentRuntime.recordFallback("kwik " + (c != null ? c.algorithm() : "controller") + " " + where, cause);
+                AgentRuntime.recordFallback("kwik " + (c != null ? c.algorithm() : "controller") + " " + where,
+                        "this connection continues with the stock algorithm (kwik's own controller)", cause);
             } catch (Throwable ignored) {
                 // not even a log line (out of memory): the fallback stands
             }

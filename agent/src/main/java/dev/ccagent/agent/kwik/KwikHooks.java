@@ -1,5 +1,6 @@
 package dev.ccagent.agent.kwik;
 
+import dev.ccagent.agent.connection.LiveConnections;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.cc.CcOptions;
@@ -51,26 +52,42 @@ public final class KwikHooks {
                     : initialRttOf(config);
             adapter = new KwikControllerAdapter(sender, (CongestionControlEventListener) sender,
                     maxPacketSize, selector, cc, arm, initialRtt);
-            CongestionController stock = KwikReflection.swapController(sender, adapter);
+            CongestionController stock;
+            try {
+                stock = KwikReflection.swapController(sender, adapter);
+            } catch (Throwable t) {
+                // all or nothing: kwik's controller is still in every slot and nothing of the agent holds
+                // this connection (the meter, the spin watch and the live table are joined only below)
+                swapFailed(t);
+                return;
+            }
             adapter.setStock(stock);
             if (arm != null && arm.isStock()) {
                 adapter.observeStock(arm); // kwik's controller decides; the adapter only counts
             }
             KwikTelemetry.attach(adapter, sender, id);
-            KwikConnections.register(adapter);
+            LiveConnections.register(adapter);
+            adapter.meter().meter().register(); // last: held strongly until the connection closes
             if (AgentRuntime.config() == null) {
                 adapter.switchToStock(); // detached while this connection was being made
+                adapter.meter().meter().detached();
             }
         } catch (Throwable t) {
-            if (adapter != null) {
-                adapter.fallBack("injection", t); // swapped in already: hand the connection back
+            if (adapter != null && adapter.hasStock()) {
+                adapter.fallBack("injection", t); // swapped in already: hand the connection back, counted
             } else {
-                try {
-                    AgentRuntime.recordFallback("kwik controller injection", t);
-                } catch (Throwable ignored) {
-                    // kwik's controller stays; not even a log line is possible
-                }
+                swapFailed(t);
             }
+        }
+    }
+
+    /** Nothing was swapped: the connection keeps kwik's controller; counted as a fallback, logged once per cause. */
+    private static void swapFailed(Throwable t) {
+        try {
+            AgentRuntime.recordFallback("kwik controller injection",
+                    "this connection continues with the stock algorithm (kwik's own controller, nothing swapped)", t);
+        } catch (Throwable ignored) {
+            // kwik's controller stays; not even a log line is possible
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.ccagent.agent.kwik;
 
+import dev.ccagent.agent.connection.LiveConnection;
+import dev.ccagent.agent.connection.LiveConnections;
 import dev.ccagent.agent.instrument.HelperInjector;
 import dev.ccagent.agent.log.AgentLog;
 
@@ -19,7 +21,7 @@ import java.util.List;
  * against kwik ({@link #HELPERS}) are defined again in kwik's loader ({@link HelperInjector}), and the
  * result is verified: the loader resolves our hook names to classes it defined, our adapter
  * implements that loader's {@code CongestionController}, and the classes the helpers share with the
- * rest of the agent ({@link KwikConnections}, {@link KwikLiveConnection}, the configuration) are the
+ * rest of the agent ({@link LiveConnections}, {@link LiveConnection}, the configuration) are the
  * agent's own.
  */
 final class KwikLinkage {
@@ -63,7 +65,7 @@ final class KwikLinkage {
         String where = loaderName(kwikLoader);
         // 1. the agent state the hooks share must be reachable, and be ours, from kwik's loader
         try {
-            for (Class<?> shared : new Class<?>[] {KwikConnections.class, KwikLiveConnection.class,
+            for (Class<?> shared : new Class<?>[] {LiveConnections.class, LiveConnection.class,
                     dev.ccagent.agent.runtime.AgentRuntime.class}) {
                 Class<?> seen = Class.forName(shared.getName(), false, kwikLoader);
                 if (seen != shared) {
@@ -100,8 +102,8 @@ final class KwikLinkage {
                 return "the hooks " + where + " resolves do not implement its " + KWIK_CC + " (adapter from "
                         + loaderName(adapter.getClassLoader()) + ")";
             }
-            if (!KwikLiveConnection.class.isAssignableFrom(adapter)) {
-                return "the adapter in " + where + " is not the agent's " + KwikLiveConnection.class.getName();
+            if (!LiveConnection.class.isAssignableFrom(adapter)) {
+                return "the adapter in " + where + " is not the agent's " + LiveConnection.class.getName();
             }
             // resolve every type in the helpers' signatures now (a LinkageError here, not in kwik's
             // constructor), and run their static initialisers

@@ -80,7 +80,6 @@ public final class KwikModule extends KwikTargetModule {
         return KwikLinkage.prepare(loader);
     }
 
-    static final String STREAM_OUTPUT = "tech.kwik.core.stream.StreamOutputStreamImpl";
 
     /** Per kwik loader: whether the stream-send race that {@code fix.kwik-stream-stall} closes is there. */
     private final java.util.Map<ClassLoader, Boolean> raceByLoader =
@@ -96,9 +95,8 @@ public final class KwikModule extends KwikTargetModule {
     }
 
     /**
-     * The race lives in {@code StreamOutputStreamImpl.scheduleSendStreamFrameRequest} and its
-     * {@code sendRequestsQueued} counter, both new in kwik 0.10.7; where they are absent the fix has
-     * nothing to close and is skipped (logged once per loader).
+     * Whether the race of {@link KwikStreamStallFixModule#RACE} is there; where it is absent the fix
+     * has nothing to close and is skipped (logged once per loader).
      */
     boolean streamStallRacePresent(ClassLoader loader) {
         if (loader == null) {
@@ -108,27 +106,9 @@ public final class KwikModule extends KwikTargetModule {
         if (known != null) {
             return known;
         }
-        boolean present;
-        String why = null;
-        try {
-            net.bytebuddy.pool.TypePool pool = net.bytebuddy.pool.TypePool.Default.of(
-                    net.bytebuddy.dynamic.ClassFileLocator.ForClassLoader.of(loader));
-            net.bytebuddy.pool.TypePool.Resolution r = pool.describe(STREAM_OUTPUT);
-            TypeDescription t = r.isResolved() ? r.resolve() : null;
-            boolean counter = t != null && !t.getDeclaredFields()
-                    .filter(named("sendRequestsQueued").and(net.bytebuddy.matcher.ElementMatchers.fieldType(AtomicInteger.class))).isEmpty();
-            boolean method = t != null && !t.getDeclaredMethods().filter(named("scheduleSendStreamFrameRequest")).isEmpty();
-            present = counter && method;
-            if (!present) {
-                why = t == null ? STREAM_OUTPUT + " not found"
-                        : "no " + (counter ? "" : "AtomicInteger sendRequestsQueued field") + (counter || method ? "" : " and no ")
-                        + (method ? "" : "scheduleSendStreamFrameRequest method") + " in " + STREAM_OUTPUT
-                        + " (the race it closes came with them in kwik 0.10.7)";
-            }
-        } catch (RuntimeException | LinkageError e) {
-            present = false;
-            why = "the check failed: " + e;
-        }
+        List<String> missing = Requirement.missingIn(List.of(KwikStreamStallFixModule.RACE), loader);
+        boolean present = missing.isEmpty();
+        String why = present ? null : String.join("; ", missing) + " (the race it closes came with them in kwik 0.10.7)";
         raceByLoader.put(loader, present);
         String version = versionIn(loader);
         String where = "fix.kwik-stream-stall for kwik" + (version != null ? " " + version : "") + " in "
@@ -169,16 +149,10 @@ public final class KwikModule extends KwikTargetModule {
         return b;
     }
 
-    /**
-     * Matches the type by name first and only then asks the loader check, so the requirement check
-     * (and its "applied" line) runs for the loader that actually loads kwik's classes, not for every
-     * class loader that loads anything (AgentBuilder.type(type, loader) evaluates the loader first;
-     * child loaders that merely see kwik through delegation each logged "applied").
-     */
+    /** {@link dev.ccagent.agent.instrument.TargetModule#typeThenLoader} for the kwik modules' types. */
     static AgentBuilder.RawMatcher typeThenLoader(ElementMatcher<? super TypeDescription> type,
                                                  ElementMatcher<ClassLoader> loader) {
-        return (typeDescription, classLoader, module, classBeingRedefined, protectionDomain) ->
-                type.matches(typeDescription) && loader.matches(classLoader);
+        return dev.ccagent.agent.instrument.TargetModule.typeThenLoader(type, loader, false);
     }
 
     /** Inlined at the end of SenderImpl's designated constructor (see {@link KwikSenderConstructor}). */

@@ -85,7 +85,8 @@ public final class KwikObserveModule extends KwikTargetModule {
             try {
                 KwikSpinWatch.track(sender, id, null);
             } catch (Throwable t) {
-                AgentRuntime.recordFallback("kwik observe", t);
+                AgentRuntime.recordFallback("kwik observe", "the connection runs kwik's own controller as it would"
+                        + " without the agent; the spin watch does not track it", t);
             }
         }
     }

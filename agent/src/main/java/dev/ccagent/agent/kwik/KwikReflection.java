@@ -22,6 +22,14 @@ final class KwikReflection {
     static final String RECOVERY_MANAGER = "tech.kwik.core.recovery.RecoveryManager";
     static final String LOSS_DETECTOR = "tech.kwik.core.recovery.LossDetector";
 
+    /**
+     * Test-only fault injection, read once: with {@code -Dccagent.test.kwik-swap-fails=true} every
+     * controller swap fails after its first field write, as a JVM that refuses the write of a final
+     * field would (JDK 26+ with {@code --illegal-final-field-mutation=deny}); the slot already written
+     * is put back. (The precedent: {@code -Dccagent.test.netty-lookup-fails}.)
+     */
+    static final boolean TEST_SWAP_FAILS = Boolean.getBoolean("ccagent.test.kwik-swap-fails");
+
     /** Reads {@code QuicPacket.packetNumber} (protected long) without boxing; null if not accessible. */
     private static final MethodHandle PACKET_NUMBER = packetNumberGetter();
 
@@ -94,6 +102,10 @@ final class KwikReflection {
         List<Slot> written = new ArrayList<>();
         try {
             for (Slot s : slots) {
+                if (TEST_SWAP_FAILS && !written.isEmpty()) {
+                    throw new IllegalAccessException("injected swap failure (-Dccagent.test.kwik-swap-fails=true): "
+                            + s.field + " not written");
+                }
                 s.field.set(s.owner, replacement);
                 written.add(s);
             }
@@ -124,6 +136,25 @@ final class KwikReflection {
         } catch (ReflectiveOperationException | RuntimeException e) {
             // best effort: the stock controller then starts from its own count
         }
+    }
+
+    /**
+     * The original destination connection id of the connection a {@code SenderImpl} sends for, as
+     * hex; null when it cannot be read (yet). The one lookup of a connection's id by the spin watch,
+     * the telemetry and the selector.
+     */
+    static byte[] connectionIdOfSender(Object sender) {
+        try {
+            return originalDestinationConnectionId(connectionOf(sender));
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            return null;
+        }
+    }
+
+    /** {@link #connectionIdOfSender} as hex; null when unknown. */
+    static String connectionIdHexOfSender(Object sender) {
+        byte[] id = connectionIdOfSender(sender);
+        return id != null ? KwikConnectionSelector.hex(id) : null;
     }
 
     /**

@@ -2,7 +2,7 @@ package dev.ccagent.agent.kwik;
 
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.detect.CpuSpinMonitor;
-import dev.ccagent.agent.detect.SendTelemetry;
+import dev.ccagent.agent.connection.SendTelemetry;
 import dev.ccagent.agent.runtime.AgentRuntime;
 
 import java.lang.reflect.Field;
@@ -38,8 +38,22 @@ public final class KwikSpinWatch {
         }
     }
 
-    /** Per SenderImpl class (one per kwik version and loader): its two fields; read on the detector thread only. */
-    private static final Map<Class<?>, Field[]> FIELDS = new WeakHashMap<>();
+    /**
+     * Per SenderImpl class (one per kwik version and loader): its fields ({@code senderThread},
+     * {@code dataSent}, optional {@code connection}); the array is empty when they cannot be read. A
+     * {@link ClassValue}, stored with the class itself: a {@link Field} references its declaring class,
+     * so as a value of a static map keyed by that class it would keep the class, and its loader,
+     * reachable for ever (a redeployed application's kwik could never be unloaded).
+     */
+    private static final ClassValue<Field[]> FIELDS = new ClassValue<>() {
+        @Override
+        protected Field[] computeValue(Class<?> type) {
+            return senderFields(type);
+        }
+    };
+
+    /** Kept here: the monitor holds its sources weakly. */
+    private static final CpuSpinMonitor.Source CPU_SOURCE = KwikSpinWatch::forEach;
 
     private KwikSpinWatch() {
     }
@@ -53,7 +67,7 @@ public final class KwikSpinWatch {
         synchronized (LIVE) {
             if (!sourceAdded) {
                 sourceAdded = true;
-                CpuSpinMonitor.addSource(KwikSpinWatch::forEach);
+                CpuSpinMonitor.addSource(CPU_SOURCE);
             }
             LIVE.put(sender, new Entry(id, telemetry));
         }
@@ -120,39 +134,37 @@ public final class KwikSpinWatch {
         if (id != null && !id.isEmpty()) {
             return id;
         }
-        try {
-            byte[] odcid = KwikReflection.originalDestinationConnectionId(KwikReflection.connectionOf(sender));
-            return odcid != null ? KwikConnectionSelector.hex(odcid) : "";
-        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-            return "";
-        }
+        String hex = KwikReflection.connectionIdHexOfSender(sender);
+        return hex != null ? hex : "";
     }
 
-    /** Connection class to its {@code connectionState} field (null: not readable); detector thread only. */
-    private static final Map<Class<?>, Field> STATE = new WeakHashMap<>();
+    /**
+     * Connection class to its {@code connectionState} field (an empty array: not readable); a
+     * {@link ClassValue} for the reason given at {@link #FIELDS}.
+     */
+    private static final ClassValue<Field[]> STATE = new ClassValue<>() {
+        @Override
+        protected Field[] computeValue(Class<?> type) {
+            for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+                try {
+                    Field found = c.getDeclaredField("connectionState");
+                    found.setAccessible(true);
+                    return new Field[] {found};
+                } catch (ReflectiveOperationException | RuntimeException e) {
+                    // keep looking up the hierarchy
+                }
+            }
+            return new Field[0];
+        }
+    };
 
     /** Whether kwik's connection is closing, draining or closed (its {@code Status}); false when unknown. */
     private static boolean closing(Object connection) {
         if (connection == null) {
             return false;
         }
-        Field state;
-        synchronized (STATE) {
-            Class<?> type = connection.getClass();
-            if (!STATE.containsKey(type)) {
-                Field found = null;
-                for (Class<?> c = type; c != null && found == null; c = c.getSuperclass()) {
-                    try {
-                        found = c.getDeclaredField("connectionState");
-                        found.setAccessible(true);
-                    } catch (ReflectiveOperationException | RuntimeException e) {
-                        found = null;
-                    }
-                }
-                STATE.put(type, found);
-            }
-            state = STATE.get(type);
-        }
+        Field[] found = STATE.get(connection.getClass());
+        Field state = found.length > 0 ? found[0] : null;
         try {
             Object status = state != null ? state.get(connection) : null;
             if (status instanceof Enum) {
@@ -167,28 +179,27 @@ public final class KwikSpinWatch {
     }
 
     private static Field[] fields(Class<?> type) {
-        synchronized (FIELDS) {
-            if (FIELDS.containsKey(type)) {
-                return FIELDS.get(type);
-            }
-            Field[] f;
+        Field[] f = FIELDS.get(type);
+        return f.length > 0 ? f : null;
+    }
+
+    private static Field[] senderFields(Class<?> type) {
+        Field[] f;
+        try {
+            f = new Field[] {type.getDeclaredField("senderThread"), type.getDeclaredField("dataSent"), null};
+            f[0].setAccessible(true);
+            f[1].setAccessible(true);
             try {
-                f = new Field[] {type.getDeclaredField("senderThread"), type.getDeclaredField("dataSent"), null};
-                f[0].setAccessible(true);
-                f[1].setAccessible(true);
-                try {
-                    f[2] = type.getDeclaredField("connection"); // optional: ends an episode at close sooner
-                    f[2].setAccessible(true);
-                } catch (ReflectiveOperationException | RuntimeException e) {
-                    f[2] = null;
-                }
+                f[2] = type.getDeclaredField("connection"); // optional: ends an episode at close sooner
+                f[2].setAccessible(true);
             } catch (ReflectiveOperationException | RuntimeException e) {
-                dev.ccagent.agent.log.AgentLog.warnOnce("kwik-spin-fields", "CPU spin monitor cannot read "
-                        + type.getName() + "'s sender thread or data counter; kwik connections are not watched", e);
-                f = null;
+                f[2] = null;
             }
-            FIELDS.put(type, f);
-            return f;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            dev.ccagent.agent.log.AgentLog.warnOnce("kwik-spin-fields", "CPU spin monitor cannot read "
+                    + type.getName() + "'s sender thread or data counter; kwik connections are not watched", e);
+            f = new Field[0];
         }
+        return f;
     }
 }

@@ -22,6 +22,15 @@ public final class KwikStreamStallFixModule extends KwikTargetModule {
 
     static final String STREAM_OUTPUT = "tech.kwik.core.stream.StreamOutputStreamImpl";
 
+    /**
+     * Where the race lives: {@code StreamOutputStreamImpl.scheduleSendStreamFrameRequest} and its
+     * {@code sendRequestsQueued} counter, both new in kwik 0.10.7; where they are absent the fix has
+     * nothing to close. Checked by this module and, beside the swap, by {@link KwikModule}.
+     */
+    static final Requirement RACE = Requirement.type(STREAM_OUTPUT)
+            .method("scheduleSendStreamFrameRequest", "(Z)V")
+            .field("sendRequestsQueued", "Ljava/util/concurrent/atomic/AtomicInteger;");
+
     private final KwikModule swap;
 
     public KwikStreamStallFixModule(KwikModule swap) {
@@ -35,11 +44,7 @@ public final class KwikStreamStallFixModule extends KwikTargetModule {
 
     @Override
     protected List<Requirement> requirements() {
-        return List.of(
-                Requirement.type(STREAM_OUTPUT)
-                        .method("scheduleSendStreamFrameRequest", "(Z)V")
-                        .field("sendRequestsQueued", "Ljava/util/concurrent/atomic/AtomicInteger;"),
-                Requirement.type("dev.ccagent.agent.kwik.KwikStreamStallFix"));
+        return List.of(RACE, Requirement.type("dev.ccagent.agent.kwik.KwikStreamStallFix"));
     }
 
     @Override

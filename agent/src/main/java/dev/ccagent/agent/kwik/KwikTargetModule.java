@@ -14,6 +14,12 @@ abstract class KwikTargetModule extends TargetModule {
         return "kwik";
     }
 
+    /** Any kwik class: a server that has started but served no connection has loaded no {@code SenderImpl} yet. */
+    @Override
+    public String packagePrefix() {
+        return "tech.kwik.";
+    }
+
     @Override
     public String description() {
         return "kwik 0.10.x (tech.kwik.core)";

@@ -1,7 +1,7 @@
 package dev.ccagent.agent.kwik;
 
 import dev.ccagent.agent.config.AgentConfig;
-import dev.ccagent.agent.detect.SendTelemetry;
+import dev.ccagent.agent.connection.SendTelemetry;
 import dev.ccagent.agent.jfr.CcJfr;
 import dev.ccagent.cc.CongestionController;
 import net.bytebuddy.agent.builder.AgentBuilder;
@@ -37,7 +37,7 @@ public final class KwikTelemetry {
     static AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
         ClassLoader ours = KwikTelemetry.class.getClassLoader();
         return builder
-                .type(named(KwikReflection.SENDER_IMPL), loaderCheck)
+                .type(KwikModule.typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
                 .transform(new AgentBuilder.Transformer.ForAdvice()
                         .include(ours)
                         .advice(named("doLoopIteration").and(takesArguments(0)), LoopAdvice.class.getName())
@@ -149,13 +149,12 @@ public final class KwikTelemetry {
         if (server) {
             t.setConnectionId(id);
         } else {
+            // weakly: the telemetry is also a value of the spin watch's weak map keyed by this sender, and a
+            // value that held its key would keep the connection, and its class loader, for ever
+            java.lang.ref.WeakReference<Object> weak = new java.lang.ref.WeakReference<>(sender);
             t.setIdResolver(() -> {
-                try {
-                    byte[] odcid = KwikReflection.originalDestinationConnectionId(KwikReflection.connectionOf(sender));
-                    return odcid != null ? KwikConnectionSelector.hex(odcid) : null;
-                } catch (ReflectiveOperationException | RuntimeException e) {
-                    return null;
-                }
+                Object s = weak.get();
+                return s != null ? KwikReflection.connectionIdHexOfSender(s) : null;
             });
         }
     }

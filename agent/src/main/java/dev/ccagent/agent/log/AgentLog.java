@@ -64,6 +64,10 @@ public final class AgentLog {
         log(Level.WARN, message, null);
     }
 
+    public static void warn(String message, Throwable cause) {
+        log(Level.WARN, message, cause);
+    }
+
     public static void error(String message, Throwable cause) {
         log(Level.ERROR, message, cause);
     }

@@ -91,13 +91,21 @@ public final class ConnectionMeter {
         this.start = System.nanoTime();
         this.lastSummary = start;
         this.lastActivity = start;
+    }
+
+    /**
+     * Puts the meter in the table of live connections (periodic summaries, detach): only once the
+     * library module has really taken the connection over. The table holds it strongly until
+     * {@link #close}, so a meter of a connection that stayed stock (a failed swap) must never be in it.
+     */
+    public void register() {
         Summaries.register(this);
     }
 
     /** Binds the connection to its arm (once; later calls are ignored). */
     public synchronized void bind(String library, String armLabel, String algorithm) {
-        if (arm != null) {
-            return;
+        if (arm != null || closed) {
+            return; // bound already, or closed out (a detach): no arm counts it as open any more
         }
         this.armLabel = armLabel;
         ArmStats a = ArmStats.of(library, armLabel, algorithm);
@@ -280,7 +288,22 @@ public final class ConnectionMeter {
 
     /** The connection closed: its final summary, the arm's guard window. Idempotent. */
     public void close() {
-        Snapshot s = snapshotFor("close");
+        closeAs("close");
+    }
+
+    /** The agent detached while the connection lives: see {@link #closeAs}. */
+    public void detached() {
+        closeAs("detach");
+    }
+
+    /**
+     * The agent lets go of the connection ({@code "detach"}: the connection lives on, unmeasured) or it
+     * closed ({@code "close"}): the last summary, with that trigger; the arm's open count goes down;
+     * the meter leaves the live table and ignores every later call. Only a real close feeds the guard.
+     * Idempotent (whichever comes first wins).
+     */
+    void closeAs(String trigger) {
+        Snapshot s = snapshotFor(trigger, true);
         if (s == null) {
             return;
         }
@@ -292,7 +315,7 @@ public final class ConnectionMeter {
             if (s.leftSlowStart) {
                 a.leftSlowStart.increment();
             }
-            if (!"client".equals(s.role)) {
+            if ("close".equals(trigger) && !"client".equals(s.role)) {
                 // the guard judges the connections this JVM serves: a client's connections (mostly ACKs for
                 // a download) say little about its controller, and one JVM may be both ends of a connection
                 Guard.onClosed(a, s.bytesSent, s.bytesLost, s.packetsSent, s.rttP95, s.bytesAcked, s.transferTime, s.at);
@@ -303,7 +326,7 @@ public final class ConnectionMeter {
 
     /** A periodic or detach summary (the connection lives on). */
     void summary(String trigger) {
-        Snapshot s = snapshotFor(trigger);
+        Snapshot s = snapshotFor(trigger, false);
         if (s != null) {
             s.emit();
         }
@@ -316,7 +339,7 @@ public final class ConnectionMeter {
     }
 
     /** Reads the figures (owner first: its calls take the library's locks, never inside ours). */
-    private Snapshot snapshotFor(String trigger) {
+    private Snapshot snapshotFor(String trigger, boolean last) {
         String algorithm;
         String controller;
         SlowStart controllerSlowStart;
@@ -341,7 +364,7 @@ public final class ConnectionMeter {
             if (closed) {
                 return null;
             }
-            if ("close".equals(trigger)) {
+            if (last) {
                 closed = true;
             }
             s.sequence = sequence++;
@@ -358,7 +381,7 @@ public final class ConnectionMeter {
             s.smoothedRtt = rtt.hasSample() ? rtt.smoothedRtt() : 0;
             s.rttP50 = histogram.percentile(0.50);
             s.rttP95 = histogram.percentile(0.95);
-            long idle = inFlight == 0 && idleSince >= 0 && !"close".equals(trigger) ? Math.max(0, now - idleSince) : 0;
+            long idle = inFlight == 0 && idleSince >= 0 && !last ? Math.max(0, now - idleSince) : 0;
             s.appLimited = appLimited + idle;
             // a BBR keeps STARTUP through random loss: its own mode decides, a loss only where none is known
             s.leftSlowStart = controllerSlowStart == SlowStart.UNKNOWN ? lossSeen

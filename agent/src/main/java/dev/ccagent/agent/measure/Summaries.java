@@ -5,13 +5,9 @@ import dev.ccagent.agent.config.CanaryConfig;
 import dev.ccagent.agent.runtime.AgentRuntime;
 
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The live {@link ConnectionMeter}s and one daemon ticker thread ({@code ccagent-summary}, started
@@ -29,15 +25,15 @@ public final class Summaries {
     static final long STALE_NANOS = 600_000_000_000L;
 
     private static final Set<ConnectionMeter> LIVE = ConcurrentHashMap.newKeySet();
-    private static ScheduledExecutorService ticker;
+    private static dev.ccagent.agent.runtime.AgentScheduler ticker;
     private static long lastRotation = System.nanoTime();
 
     private Summaries() {
     }
 
     static void register(ConnectionMeter meter) {
+        ensureTicker(); // first: a meter is only held once the ticker that sweeps the table runs
         LIVE.add(meter);
-        ensureTicker();
     }
 
     static void unregister(ConnectionMeter meter) {
@@ -53,12 +49,10 @@ public final class Summaries {
         if (ticker != null) {
             return;
         }
-        ticker = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "ccagent-summary");
-            t.setDaemon(true);
-            return t;
-        });
-        ticker.scheduleWithFixedDelay(Summaries::tick, TICK_NANOS, TICK_NANOS, TimeUnit.NANOSECONDS);
+        // often started from a library's thread (the first connection's): created so that it pins none of its loaders
+        // the agent's own scheduler, not a JDK executor (see AgentScheduler)
+        ticker = new dev.ccagent.agent.runtime.AgentScheduler("ccagent-summary");
+        ticker.withFixedDelay(Summaries::tick, TICK_NANOS, TICK_NANOS);
     }
 
     static void tick() {
@@ -88,22 +82,35 @@ public final class Summaries {
         }
     }
 
-    /** At detach: a summary of every live connection (they keep running on what they have). */
-    public static void detach() {
-        List<ConnectionMeter> meters = new ArrayList<>(LIVE);
-        for (ConnectionMeter m : meters) {
+    /**
+     * At detach: every live connection is closed out (its last summary, trigger {@code detach}; its
+     * arm's open count goes down; later calls of its library into the meter are ignored), the table
+     * is emptied and the ticker stops: nothing of the connections stays held (they keep running on
+     * their library's controller). Returns how many were closed out. Never throws.
+     */
+    public static int detach() {
+        int n = 0;
+        for (ConnectionMeter m : new ArrayList<>(LIVE)) {
             try {
-                m.summary("detach");
+                m.closeAs("detach");
+                n++;
             } catch (Throwable ignored) {
                 // next one
             }
         }
+        LIVE.clear();
+        try {
+            stop();
+        } catch (Throwable ignored) {
+            // a daemon thread with nothing to do
+        }
+        return n;
     }
 
     /** Stops the ticker (tests; the thread is a daemon otherwise). */
     public static synchronized void stop() {
         if (ticker != null) {
-            ticker.shutdownNow();
+            ticker.shutdown(); // no wait: a tick in progress may want the lock held here
             ticker = null;
         }
     }

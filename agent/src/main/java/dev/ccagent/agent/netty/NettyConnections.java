@@ -3,16 +3,12 @@ package dev.ccagent.agent.netty;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
-import dev.ccagent.agent.detect.SendTelemetry;
+import dev.ccagent.agent.connection.SendTelemetry;
 import dev.ccagent.agent.detect.SpinDetector;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.util.AttributeKey;
-import io.netty.util.concurrent.Future;
-import io.netty.util.concurrent.ImmediateEventExecutor;
-import io.netty.util.concurrent.Promise;
 
-import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +35,18 @@ public final class NettyConnections {
     /** Whether the spin detector knows these connections (under the LIVE lock). */
     private static boolean detectorSource;
 
+    /**
+     * This copy's connections as the spin detector and the CPU monitor see them. Kept here: they hold
+     * their sources weakly, so the copy of this class in a web application's loader (see
+     * {@link NettyLinkage}) does not keep that loader once the application is gone.
+     */
+    private static final SpinDetector.TelemetrySource DETECTOR_SOURCE = action -> {
+        for (Connection each : live()) {
+            action.accept("quiche " + each.quicheAlgorithm(), each.telemetry);
+        }
+    };
+    private static final dev.ccagent.agent.detect.CpuSpinMonitor.Source CPU_SOURCE = NettyConnections::cpuReadings;
+
     private NettyConnections() {
     }
 
@@ -52,6 +60,12 @@ public final class NettyConnections {
         return c != null ? c.telemetry : null;
     }
 
+    /** quiche's name of the algorithm a registered QUIC channel runs, or null when it is not registered. */
+    static String quicheAlgorithmOf(Channel channel) {
+        Connection c = channel.attr(CONNECTION).get();
+        return c != null ? c.quicheAlgorithm() : null;
+    }
+
     /** A copy of the live connections. */
     public static List<Connection> live() {
         synchronized (LIVE) {
@@ -59,7 +73,7 @@ public final class NettyConnections {
         }
     }
 
-    static void register(Object channel, NettyHooks.Selection selection) throws ReflectiveOperationException {
+    static void register(Object channel, NettyAlgorithmChoice.Selection selection) throws ReflectiveOperationException {
         AgentConfig cfg = AgentRuntime.config();
         long period = cfg != null ? cfg.netty().statsPeriodNanos() : 0;
         Connection c = new Connection((Channel) channel, selection, period);
@@ -74,12 +88,8 @@ public final class NettyConnections {
         synchronized (LIVE) {
             if (!detectorSource) {
                 detectorSource = true;
-                SpinDetector.addSource(action -> {
-                    for (Connection each : live()) {
-                        action.accept("quiche " + each.quicheAlgorithm(), each.telemetry);
-                    }
-                });
-                dev.ccagent.agent.detect.CpuSpinMonitor.addSource(NettyConnections::cpuReadings);
+                SpinDetector.addSource(DETECTOR_SOURCE);
+                dev.ccagent.agent.detect.CpuSpinMonitor.addSource(CPU_SOURCE);
             }
             LIVE.put(c, Boolean.TRUE);
         }
@@ -118,10 +128,8 @@ public final class NettyConnections {
     public static final class Connection implements Runnable {
         private final Channel channel;
         private final EventLoop loop;
-        private final NettyHooks.Selection selection;
+        private final NettyAlgorithmChoice.Selection selection;
         private final long periodNanos;
-        private final Method collect;
-        private Method[] accessors;
         /** Send-loop counters (event-loop thread), read by the spin detector. */
         final SendTelemetry telemetry = new SendTelemetry("netty", false);
         /** The same per-connection measurement as every arm gets (from quiche's path stats). */
@@ -136,15 +144,13 @@ public final class NettyConnections {
         public volatile long sentBytes;
         public volatile long lostBytes;
 
-        Connection(Channel channel, NettyHooks.Selection selection, long periodNanos) throws ReflectiveOperationException {
+        Connection(Channel channel, NettyAlgorithmChoice.Selection selection, long periodNanos) throws ReflectiveOperationException {
             this.channel = channel;
             // the QUIC channel runs on its parent's event loop (and may not be registered yet)
             this.loop = channel.parent() != null ? channel.parent().eventLoop() : channel.eventLoop();
             this.selection = selection;
             this.periodNanos = periodNanos;
-            Class<?> quicChannel = Class.forName(selection.quiche.packageName + ".QuicChannel", false,
-                    selection.quiche.loader);
-            this.collect = quicChannel.getMethod("collectPathStats", int.class, Promise.class);
+            QuichePathStats.require(channel.getClass());
             telemetry.setConnectionId(selection.scidHex);
             telemetry.setRole(selection.side);
             this.meter = new NettyMeter(selection);
@@ -156,7 +162,7 @@ public final class NettyConnections {
 
         /** quiche's name of the algorithm this connection runs (ours or the application's). */
         public String quicheAlgorithm() {
-            return NettyHooks.runningAlgorithm(selection);
+            return NettyAlgorithmChoice.runningAlgorithm(selection);
         }
 
         public String side() {
@@ -173,7 +179,7 @@ public final class NettyConnections {
         }
 
         public String arm() {
-            return selection.arm.label() + ":" + selection.arm.algorithm();
+            return selection.arm.label() + ":" + selection.armAlgorithm();
         }
 
         @Override
@@ -191,32 +197,21 @@ public final class NettyConnections {
         }
 
         private void sample() throws ReflectiveOperationException {
-            Promise<Object> promise = ImmediateEventExecutor.INSTANCE.newPromise();
-            Future<?> f = (Future<?>) collect.invoke(channel, 0, promise);
-            Object stats = f.getNow();
+            Object stats = QuichePathStats.sample(channel);
             if (stats == null) {
                 return; // closed meanwhile (the promise failed)
             }
-            Method[] a = accessors;
-            if (a == null) {
-                Class<?> type = Class.forName(selection.quiche.packageName + ".QuicConnectionPathStats", false,
-                        selection.quiche.loader);
-                a = new Method[] {type.getMethod("cwnd"), type.getMethod("rtt"), type.getMethod("deliveryRate"),
-                        type.getMethod("sent"), type.getMethod("lost"), type.getMethod("sentBytes"),
-                        type.getMethod("lostBytes")};
-                accessors = a;
-            }
-            cwndBytes = (Long) a[0].invoke(stats);
-            rttNanos = (Long) a[1].invoke(stats);
-            deliveryRateBytesPerSecond = (Long) a[2].invoke(stats);
-            sentPackets = (Long) a[3].invoke(stats);
-            lostPackets = (Long) a[4].invoke(stats);
-            sentBytes = (Long) a[5].invoke(stats);
-            lostBytes = (Long) a[6].invoke(stats);
+            cwndBytes = QuichePathStats.field(channel, stats, QuichePathStats.CWND);
+            rttNanos = QuichePathStats.field(channel, stats, QuichePathStats.RTT);
+            deliveryRateBytesPerSecond = QuichePathStats.field(channel, stats, QuichePathStats.DELIVERY_RATE);
+            sentPackets = QuichePathStats.field(channel, stats, QuichePathStats.SENT);
+            lostPackets = QuichePathStats.field(channel, stats, QuichePathStats.LOST);
+            sentBytes = QuichePathStats.field(channel, stats, QuichePathStats.SENT_BYTES);
+            lostBytes = QuichePathStats.field(channel, stats, QuichePathStats.LOST_BYTES);
             samples++;
             meter.sampled(sentBytes, lostBytes, sentPackets, lostPackets, rttNanos);
             if (dev.ccagent.jfr.JfrSwitch.on) {
-                String algorithm = NettyHooks.runningAlgorithm(selection);
+                String algorithm = NettyAlgorithmChoice.runningAlgorithm(selection);
                 dev.ccagent.agent.jfr.CcJfr.externalState("netty", selection.scidHex, selection.arm.label(), algorithm,
                         "quiche " + algorithm, cwndBytes, rttNanos, deliveryRateBytesPerSecond, lostPackets);
             }
@@ -226,7 +221,7 @@ public final class NettyConnections {
         }
 
         private String describe() {
-            long[] hints = NettyHooks.sendTimeStats();
+            long[] hints = NettyPacingHooks.sendTimeStats();
             return "side=" + selection.side + " scid=" + selection.scidHex + " algorithm=" + selection.algorithm
                     + " cwnd=" + cwndBytes + " rttUs=" + rttNanos / 1000 + " deliveryRate=" + deliveryRateBytesPerSecond
                     + " sent=" + sentPackets + " lost=" + lostPackets + " sentBytes=" + sentBytes

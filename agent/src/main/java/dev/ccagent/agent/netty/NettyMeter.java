@@ -14,13 +14,14 @@ final class NettyMeter implements ConnectionMeter.Owner {
 
     static final String APPLICATION = "application's setting";
 
-    private final NettyHooks.Selection selection;
+    private final NettyAlgorithmChoice.Selection selection;
     private final ConnectionMeter meter;
 
-    NettyMeter(NettyHooks.Selection selection) {
+    NettyMeter(NettyAlgorithmChoice.Selection selection) {
         this.selection = selection;
         this.meter = new ConnectionMeter("netty", this);
-        meter.bind("netty", selection.arm.label(), selection.arm.algorithm());
+        meter.register();
+        meter.bind("netty", selection.arm.label(), selection.armAlgorithm()); // what ran, when not the arm's
     }
 
     void sampled(long sentBytes, long lostBytes, long sentPackets, long lostPackets, long rttNanos) {
@@ -43,7 +44,7 @@ final class NettyMeter implements ConnectionMeter.Owner {
 
     @Override
     public String algorithm() {
-        return NettyHooks.runningAlgorithm(selection);
+        return NettyAlgorithmChoice.runningAlgorithm(selection);
     }
 
     @Override

@@ -150,14 +150,15 @@ final class NettyPacer extends ChannelDuplexHandler {
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
         long now = clock.getAsLong();
-        long at = NettyHooks.takeSendTime(now);
-        Object holder = NettyHooks.takeHolder();
+        long at = NettyPacingHooks.takeSendTime(now);
+        Object holder = NettyPacingHooks.takeHolder();
         if (!(msg instanceof DatagramPacket)) {
             ctx.write(msg, promise);
             return;
         }
         datagrams++;
         DatagramPacket packet = (DatagramPacket) msg;
+        NettyPacingHooks.departed(now, packet.content().readableBytes()); // a window-paced datagram's gap
         Object destination = packet.recipient();
         Fifo q = byDestination.get(destination);
         if (closed || ((q == null || q.size == 0) && !draining && at - now <= 0)) {
@@ -319,6 +320,11 @@ final class NettyPacer extends ChannelDuplexHandler {
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
         failAll();
+    }
+
+    /** Whether this pacer still runs: in a pipeline, its channel not gone inactive. */
+    boolean live() {
+        return ctx != null && !closed;
     }
 
     /** Datagrams waiting, over all destinations (tests, logs). */

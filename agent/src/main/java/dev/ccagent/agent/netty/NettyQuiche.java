@@ -54,6 +54,8 @@ final class NettyQuiche {
     private final MethodHandle readByte;
     /** Null when quiche_send_info.at sits where the pacer reads it (offsets 272/280, 64-bit time_t). */
     String sendTimeProblem;
+    /** Where this quiche keeps a config's settings, found at first use ({@link NettyConfigLayout#of}). */
+    volatile NettyConfigLayout configLayout;
 
     private NettyQuiche(Class<?> quiche) {
         this.packageName = quiche.getPackageName();
@@ -132,7 +134,7 @@ final class NettyQuiche {
 
     /** The state for the {@code Quiche} class of {@code nettyClass}'s package and loader. */
     static NettyQuiche of(Class<?> nettyClass) throws ClassNotFoundException {
-        if (NettyHooks.TEST_LOOKUP_FAILS) {
+        if (NettyAlgorithmChoice.TEST_LOOKUP_FAILS) {
             throw new IllegalStateException("injected lookup failure (-Dccagent.test.netty-lookup-fails=true)");
         }
         Class<?> quiche = Class.forName(nettyClass.getPackageName() + ".Quiche", false, nettyClass.getClassLoader());

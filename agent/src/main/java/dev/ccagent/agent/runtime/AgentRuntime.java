@@ -98,6 +98,14 @@ public final class AgentRuntime {
         CONNECTIONS.computeIfAbsent(library + " " + arm.label() + ":" + arm.algorithm(), k -> new LongAdder()).increment();
     }
 
+    /**
+     * Counts a connection under {@code arm} as its library words it: the arm's label and algorithm,
+     * and what ran instead when that differs ("default:bbr ran cubic (refused: ...)").
+     */
+    public static void countConnection(String library, String arm) {
+        CONNECTIONS.computeIfAbsent(library + " " + arm, k -> new LongAdder()).increment();
+    }
+
     /** Connections per library, arm and algorithm since start. */
     public static Map<String, Long> connectionCounts() {
         Map<String, Long> out = new TreeMap<>();
@@ -105,15 +113,24 @@ public final class AgentRuntime {
         return out;
     }
 
-    /** A connection fell back to the stock algorithm because our code failed; logged once per cause. */
+    /**
+     * Our code failed at {@code where} and the connection went on without that part of the agent:
+     * counted, and logged with {@code consequence} (what the connection does now, e.g. "the connection
+     * runs the application's cubic") at the first of its cause, then summarised per cause every minute
+     * ({@link FallbackLog}).
+     */
+    public static void recordFallback(String where, String consequence, Throwable cause) {
+        FALLBACKS.incrementAndGet();
+        FallbackLog.record(where, consequence, cause);
+    }
+
+    /**
+     * The same, for a caller that states no consequence: the line then claims nothing about the
+     * algorithm (the caller's own documentation says what is skipped).
+     */
     public static void recordFallback(String where, Throwable cause) {
-        long n = FALLBACKS.incrementAndGet();
-        if (cause == null) {
-            return;
-        }
-        AgentLog.warnOnce("fallback:" + where + ":" + cause.getClass().getName(),
-                where + " failed; this connection continues with the stock algorithm (fallbacks so far: " + n + ")",
-                cause);
+        recordFallback(where, "that part of the agent is skipped for this connection; its congestion control is"
+                + " not changed by this failure", cause);
     }
 
     public static long fallbacks() {

@@ -46,6 +46,25 @@ public final class WakeupTimer implements AutoCloseable {
         }
     }
 
+    private static final java.lang.invoke.MethodHandle WAKE;
+
+    static {
+        try {
+            WAKE = java.lang.invoke.MethodHandles.publicLookup().findVirtual(Target.class, "wake",
+                    java.lang.invoke.MethodType.methodType(void.class));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * {@link Target#wake}, called through a handle held in a plain field: not a constant to the JIT, so it inlines
+     * no target into {@link #loop}. Targets are defined in the applications' loaders (kwik's controller adapter);
+     * inlined, their constants would stay reachable from the loop's compiled frame for as long as the thread
+     * lives, and keep an undeployed application's loader (see {@link AgentScheduler}).
+     */
+    private java.lang.invoke.MethodHandle waker = WAKE;
+
     private Entry[] heap = new Entry[64];
     private int size;
     private final String name;
@@ -73,15 +92,10 @@ public final class WakeupTimer implements AutoCloseable {
     }
 
     /** Caller holds the lock (or constructs). Allocates; only at start and on a restart. */
-    @SuppressWarnings("removal")
     private void startThread() {
-        Runnable body = this::loop;
-        // the agent's own access-control context, not the (application) caller's: the new thread
-        // inherits it and must not reference the application's protection domains
-        Thread t = java.security.AccessController.doPrivileged(
-                (java.security.PrivilegedAction<Thread>) () -> new Thread(group, body, name, 0, false));
-        t.setDaemon(true);
-        t.setContextClassLoader(null);
+        // the agent's own access-control context, not the (application) caller's, no context loader, and a
+        // run() of the agent's own (AgentThreads)
+        Thread t = AgentThreads.newDaemon(group, name, this::loop);
         lastLoop = System.nanoTime();
         threadExited = false;
         thread = t;
@@ -201,7 +215,9 @@ public final class WakeupTimer implements AutoCloseable {
                 }
                 if (due != null) {
                     try {
-                        due.target.wake();
+                        // through a method handle the JIT does not know (see waker): the loop's compiled frame, which
+                        // stays on this thread's stack, inlines no target and so keeps no application class reachable
+                        waker.invokeExact(due.target);
                     } catch (Throwable t) {
                         AgentLog.warnOnce("wakeup-timer", "a paced sender could not be woken", t);
                     }

@@ -51,17 +51,6 @@ public final class AlgorithmSelector {
         return key == null ? hash(connectionId) : sipHash24(key[0], key[1], connectionId);
     }
 
-    /** The SipHash key of a salt: the first 16 bytes of SHA-256 of its UTF-8 bytes, as two little-endian longs. */
-    public static long[] saltKey(String salt) {
-        try {
-            byte[] d = java.security.MessageDigest.getInstance("SHA-256")
-                    .digest(salt.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return new long[] {le(d, 0, 8), le(d, 8, 8)};
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
-    }
-
     /**
      * SipHash-2-4 (Aumasson and Bernstein, 2012) of {@code data} (null: empty) under the 128-bit key
      * {@code k0,k1}: a keyed pseudo-random function, so outputs are unpredictable without the key.

@@ -1,7 +1,7 @@
 package dev.ccagent.agent.select;
 
 import dev.ccagent.agent.config.AgentConfig;
-import dev.ccagent.cc.Algorithms;
+import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.CcOptions;
 import dev.ccagent.cc.CongestionController;
 

@@ -19,7 +19,7 @@ class AgentArgsTest {
     void fullGrammar() {
         AgentArgs.Result r = AgentArgs.parse(
                 "cc=newreno; canary=cubic:10%,reno-hbdp:5.5%; opt.newreno.quantum-ratio=0.002; log=debug; "
-                        + "jfr=rec.jfr; jfr.max-size=64MiB; jfr.max-age=10min; fix.kwik-stream-stall=on; targets=kwik;");
+                        + "jfr=rec.jfr; jfr.max-size=64MiB; jfr.max-age=10min; fix.kwik-stream-stall=on; fix.kwik-loss-timer=on; targets=kwik;");
         assertTrue(r.ok(), r.problems().toString());
         AgentConfig c = r.config();
         assertEquals("newreno", c.defaultArm().algorithm());
@@ -33,6 +33,7 @@ class AgentArgsTest {
         assertEquals(64L << 20, c.jfrMaxSizeBytes());
         assertEquals(600_000_000_000L, c.jfrMaxAgeNanos());
         assertTrue(c.fixKwikStreamStall());
+        assertTrue(c.fixKwikLossTimer());
         assertTrue(c.targets("kwik"));
         assertFalse(c.targets("netty"));
         assertTrue(c.injectsAnything());
@@ -75,6 +76,7 @@ class AgentArgsTest {
             {"jfr.max-size=10KiB", "at least 1MiB"},
             {"jfr.max-age=soon", "jfr.max-age=soon"},
             {"fix.kwik-stream-stall=maybe", "expected on|off"},
+            {"fix.kwik-loss-timer=maybe", "expected on|off"},
             {"targets=kwik,mvfst", "unknown target 'mvfst'"},
             {"jfr=", "empty path"},
         };

@@ -1,5 +1,7 @@
 package dev.ccagent.agent.detect;
 
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -139,7 +141,7 @@ class CpuSpinMonitorTest {
             atDetection = spins(file);
             // the one committed at detection, and the dump's own chunk end (the end-of-chunk hook) may add one
             assertTrue(atDetection.size() >= 1 && atDetection.size() <= 2, "committed at detection: " + atDetection);
-            assertTrue(atDetection.stream().allMatch(e -> "ongoing".equals(e.getString("endedBy"))), atDetection.toString());
+            assertTrue(atDetection.stream().allMatch(e -> "ongoing".equals(e.getString(EventFields.ENDED_BY))), atDetection.toString());
             assertEquals(1, CpuSpinMonitor.openEpisodes().size(), "status lists it");
             assertTrue(CpuSpinMonitor.openEpisodes().get(0).contains("connection open"), CpuSpinMonitor.openEpisodes().toString());
             for (int i = 0; i < 42; i++) { // 10.5 s more: two periodic events
@@ -155,24 +157,24 @@ class CpuSpinMonitorTest {
             rec.dump(file);
             all = spins(file);
         }
-        long id = atDetection.get(0).getLong("episodeId");
+        long id = atDetection.get(0).getLong(EventFields.EPISODE_ID);
         assertTrue(id > 0);
         // detection, every 5 s while it lasted, the end (and the mid-episode dump's chunk end)
         assertTrue(all.size() >= 4 && all.size() <= 5, all.toString());
         long lastCpu = -1;
         long lastAge = -1;
         for (jdk.jfr.consumer.RecordedEvent e : all) {
-            assertEquals(id, e.getLong("episodeId"), e.toString());
-            assertTrue(e.getLong("cpuTime") >= lastCpu && e.getLong("episodeDuration") >= lastAge, "figures since the start: " + e);
-            lastCpu = e.getLong("cpuTime");
-            lastAge = e.getLong("episodeDuration");
+            assertEquals(id, e.getLong(EventFields.EPISODE_ID), e.toString());
+            assertTrue(e.getLong(EventFields.CPU_TIME) >= lastCpu && e.getLong(EventFields.EPISODE_DURATION) >= lastAge, "figures since the start: " + e);
+            lastCpu = e.getLong(EventFields.CPU_TIME);
+            lastAge = e.getLong(EventFields.EPISODE_DURATION);
         }
-        List<String> endedBy = all.stream().map(e -> e.getString("endedBy")).collect(java.util.stream.Collectors.toList());
+        List<String> endedBy = all.stream().map(e -> e.getString(EventFields.ENDED_BY)).collect(java.util.stream.Collectors.toList());
         assertEquals("progress", endedBy.get(endedBy.size() - 1), endedBy.toString());
         assertTrue(endedBy.subList(0, endedBy.size() - 1).stream().allMatch("ongoing"::equals), endedBy.toString());
         // periodic: events 5 s apart in the episode's time (at 2 s of age, then 7 s and 12 s)
-        assertTrue(all.stream().anyMatch(e -> Math.abs(e.getLong("episodeDuration") - 7_000 * MS) <= 260 * MS), all.toString());
-        assertTrue(all.stream().anyMatch(e -> Math.abs(e.getLong("episodeDuration") - 12_000 * MS) <= 260 * MS), all.toString());
+        assertTrue(all.stream().anyMatch(e -> Math.abs(e.getLong(EventFields.EPISODE_DURATION) - 7_000 * MS) <= 260 * MS), all.toString());
+        assertTrue(all.stream().anyMatch(e -> Math.abs(e.getLong(EventFields.EPISODE_DURATION) - 12_000 * MS) <= 260 * MS), all.toString());
         // the episode's time: 2 s of window, 10.5 s more, and the progress ticks that ended it (at most 1 s)
         assertTrue(lastAge > 12_500 * MS && lastAge <= 13_500 * MS, "ended with progress: " + lastAge);
     }
@@ -195,8 +197,8 @@ class CpuSpinMonitorTest {
         }
         List<jdk.jfr.consumer.RecordedEvent> all = spins(file);
         assertEquals(2, all.size(), "at detection and at the recording's end: " + all);
-        assertTrue(all.stream().allMatch(e -> "ongoing".equals(e.getString("endedBy"))), all.toString());
-        long age = all.stream().mapToLong(e -> e.getLong("episodeDuration")).max().orElse(0);
+        assertTrue(all.stream().allMatch(e -> "ongoing".equals(e.getString(EventFields.ENDED_BY))), all.toString());
+        long age = all.stream().mapToLong(e -> e.getLong(EventFields.EPISODE_DURATION)).max().orElse(0);
         // established over 2 s (8 periods), then 1 s more: the chunk-end event has the latest tick's figures
         assertEquals(3_000 * MS, age, 10 * MS, "the figures of the latest tick: " + all);
     }
@@ -205,7 +207,7 @@ class CpuSpinMonitorTest {
     static jdk.jfr.Recording cpuSpinRecording() {
         dev.ccagent.jfr.JfrSwitch.install();
         jdk.jfr.Recording rec = new jdk.jfr.Recording();
-        rec.enable("dev.ccagent.CpuSpin");
+        rec.enable(EventNames.CPU_SPIN);
         rec.start();
         dev.ccagent.jfr.JfrSwitch.refresh();
         return rec;
@@ -214,7 +216,7 @@ class CpuSpinMonitorTest {
     static List<jdk.jfr.consumer.RecordedEvent> spins(java.nio.file.Path file) throws java.io.IOException {
         List<jdk.jfr.consumer.RecordedEvent> out = new ArrayList<>();
         for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(file)) {
-            if (e.getEventType().getName().equals("dev.ccagent.CpuSpin")) {
+            if (e.getEventType().getName().equals(EventNames.CPU_SPIN)) {
                 out.add(e);
             }
         }
@@ -346,5 +348,16 @@ class CpuSpinMonitorTest {
         r.closed = true;
         period(6, 1.0);
         assertEquals(0, CpuSpinMonitor.ongoing());
+    }
+
+    /** An episode's frames are where most stack samples are, not the last instant's (CpuSpinTest saw one land in the adapter). */
+    @Test
+    void topFramesAreTheMostFrequentSampleNotTheLast() {
+        String burn = "BusySpin$Controller.burn:67\nKwikControllerAdapter.getWindowSize:415";
+        String adapter = "KwikControllerAdapter.getWindowSize:415\nRecoveryManager.reportRecoveryMetrics:295";
+        String[] samples = {burn, burn, burn, burn, burn, burn, burn, adapter};
+        org.junit.jupiter.api.Assertions.assertEquals(burn, CpuSpinMonitor.mostFrequentTop(samples, samples.length));
+        org.junit.jupiter.api.Assertions.assertEquals(adapter, CpuSpinMonitor.mostFrequentTop(new String[] {adapter}, 1));
+        org.junit.jupiter.api.Assertions.assertEquals("", CpuSpinMonitor.mostFrequentTop(new String[0], 0));
     }
 }

@@ -1,5 +1,8 @@
 package dev.ccagent.agent.detect;
 
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
+import dev.ccagent.agent.connection.SendTelemetry;
 import dev.ccagent.agent.config.AgentArgs;
 import dev.ccagent.jfr.JfrSwitch;
 import jdk.jfr.Recording;
@@ -34,8 +37,11 @@ class SpinDetectorTest {
     /** The test's live connections, as a library module would hand them to the detector. */
     static final Map<SendTelemetry, String> LIVE = new ConcurrentHashMap<>();
 
+    /** Held here: the detector holds its sources weakly. */
+    static final SpinDetector.TelemetrySource SOURCE = action -> LIVE.forEach((t, algorithm) -> action.accept(algorithm, t));
+
     static {
-        SpinDetector.addSource(action -> LIVE.forEach((t, algorithm) -> action.accept(algorithm, t)));
+        SpinDetector.addSource(SOURCE);
     }
 
     private Recording recording;
@@ -45,9 +51,9 @@ class SpinDetectorTest {
     void start() {
         JfrSwitch.install();
         recording = new Recording();
-        recording.enable("dev.ccagent.SendPathAllocation");
-        recording.enable("dev.ccagent.SendLoopSpin");
-        recording.enable("dev.ccagent.AckOnlySendLoop");
+        recording.enable(EventNames.SEND_PATH_ALLOCATION);
+        recording.enable(EventNames.SEND_LOOP_SPIN);
+        recording.enable(EventNames.ACK_ONLY_SEND_LOOP);
         recording.start();
         JfrSwitch.refresh();
         SpinDetector.apply(AgentArgs.parse("detect=on").config());
@@ -128,16 +134,16 @@ class SpinDetectorTest {
         long[] atClose = send(t, 100, 10_000, 0, true); // closes long before a window could elapse
         long lived = System.nanoTime() - started;
         sleepWindows(1.6);
-        List<RecordedEvent> sender = events("dev.ccagent.SendPathAllocation").stream()
-                .filter(e -> "c0ffee01".equals(e.getString("connectionId")) && "sender".equals(e.getString("path")))
+        List<RecordedEvent> sender = events(EventNames.SEND_PATH_ALLOCATION).stream()
+                .filter(e -> "c0ffee01".equals(e.getString(EventFields.CONNECTION_ID)) && "sender".equals(e.getString(EventFields.PATH)))
                 .collect(Collectors.toList());
         assertEquals(1, sender.size(), "one window, from the sender's start to the close: " + sender);
         RecordedEvent e = sender.get(0);
-        assertEquals(100, e.getLong("packets"), e.toString());
+        assertEquals(100, e.getLong(EventFields.PACKETS), e.toString());
         // everything the thread allocated until the close, and not much more (the close call itself)
-        assertTrue(e.getLong("allocated") >= 100 * 10_000L && e.getLong("allocated") <= atClose[0], e + " vs " + atClose[0]);
-        assertTrue(e.getLong("window") > 0 && e.getLong("window") <= lived, e + " within the " + lived + " ns the sender lived");
-        assertTrue(!e.getBoolean("flagged"), e.toString());
+        assertTrue(e.getLong(EventFields.ALLOCATED) >= 100 * 10_000L && e.getLong(EventFields.ALLOCATED) <= atClose[0], e + " vs " + atClose[0]);
+        assertTrue(e.getLong(EventFields.WINDOW) > 0 && e.getLong(EventFields.WINDOW) <= lived, e + " within the " + lived + " ns the sender lived");
+        assertTrue(!e.getBoolean(EventFields.FLAGGED), e.toString());
     }
 
     @Test
@@ -147,12 +153,12 @@ class SpinDetectorTest {
         // has ended before the window after the close is evaluated
         long[] atClose = send(t, 600, 4_000, 3_000_000L, true);
         sleepWindows(1.6);
-        List<RecordedEvent> sender = events("dev.ccagent.SendPathAllocation").stream()
-                .filter(e -> "c0ffee02".equals(e.getString("connectionId")) && "sender".equals(e.getString("path")))
+        List<RecordedEvent> sender = events(EventNames.SEND_PATH_ALLOCATION).stream()
+                .filter(e -> "c0ffee02".equals(e.getString(EventFields.CONNECTION_ID)) && "sender".equals(e.getString(EventFields.PATH)))
                 .collect(Collectors.toList());
         assertTrue(sender.size() >= 2, "windows while it ran and the one ending at the close: " + sender);
-        long allocated = sender.stream().mapToLong(e -> e.getLong("allocated")).sum();
-        long packets = sender.stream().mapToLong(e -> e.getLong("packets")).sum();
+        long allocated = sender.stream().mapToLong(e -> e.getLong(EventFields.ALLOCATED)).sum();
+        long packets = sender.stream().mapToLong(e -> e.getLong(EventFields.PACKETS)).sum();
         assertEquals(600, packets, "every datagram in some window: " + sender);
         // the windows tile the connection: together they hold what the thread allocated until the close
         assertTrue(allocated >= 600 * 4_000L && allocated <= atClose[0], allocated + " of " + atClose[0]);
@@ -178,7 +184,7 @@ class SpinDetectorTest {
             }
         });
         sleepWindows(1.6);
-        assertEquals(List.of(), events("dev.ccagent.SendLoopSpin"), "data moved beside the empty wake-ups");
+        assertEquals(List.of(), events(EventNames.SEND_LOOP_SPIN), "data moved beside the empty wake-ups");
     }
 
     @Test
@@ -192,7 +198,7 @@ class SpinDetectorTest {
             }
         });
         sleepWindows(1.6);
-        assertEquals(List.of(), events("dev.ccagent.SendLoopSpin"), "400 empty wake-ups are no spin");
+        assertEquals(List.of(), events(EventNames.SEND_LOOP_SPIN), "400 empty wake-ups are no spin");
         // and a full window's worth in the same time is one
         SendTelemetry spinning = connection("c0ffee04", true);
         runThenClose(spinning, () -> {
@@ -203,7 +209,7 @@ class SpinDetectorTest {
             }
         });
         sleepWindows(1.6);
-        assertTrue(events("dev.ccagent.SendLoopSpin").stream()
-                .anyMatch(e -> "c0ffee04".equals(e.getString("connectionId"))), "the control is flagged");
+        assertTrue(events(EventNames.SEND_LOOP_SPIN).stream()
+                .anyMatch(e -> "c0ffee04".equals(e.getString(EventFields.CONNECTION_ID))), "the control is flagged");
     }
 }

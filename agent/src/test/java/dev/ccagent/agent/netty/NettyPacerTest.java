@@ -57,7 +57,7 @@ class NettyPacerTest {
 
     @AfterEach
     void reset() {
-        NettyHooks.endSendLoop();
+        NettyPacingHooks.endSendLoop();
         AgentRuntime.setConfig(null);
         ResourceLeakDetector.setLevel(leakLevel);
     }
@@ -130,12 +130,12 @@ class NettyPacerTest {
     @Test
     void theBelievableWindowIsMinusOneSecondToPlusOneHundredMilliseconds() {
         long now = 5_000_000_000_000L;
-        assertEquals(now + 99_999_999L, NettyHooks.believable(now + 99_999_999L, now));
-        assertEquals(0, NettyHooks.believable(now + 100_000_000L, now));
-        assertEquals(now - 999_999_999L, NettyHooks.believable(now - 999_999_999L, now));
-        assertEquals(0, NettyHooks.believable(now - 1_000_000_000L, now));
-        assertEquals(0, NettyHooks.believable(Long.MIN_VALUE, now));
-        assertEquals(0, NettyHooks.believable(Long.MAX_VALUE, now));
+        assertEquals(now + 99_999_999L, NettyPacingHooks.believable(now + 99_999_999L, now));
+        assertEquals(0, NettyPacingHooks.believable(now + 100_000_000L, now));
+        assertEquals(now - 999_999_999L, NettyPacingHooks.believable(now - 999_999_999L, now));
+        assertEquals(0, NettyPacingHooks.believable(now - 1_000_000_000L, now));
+        assertEquals(0, NettyPacingHooks.believable(Long.MIN_VALUE, now));
+        assertEquals(0, NettyPacingHooks.believable(Long.MAX_VALUE, now));
     }
 
     @Test
@@ -259,7 +259,7 @@ class NettyPacerTest {
                     writes.add(ch.write(new DatagramPacket(b, PEER)));
                 }
                 ch.flush();
-                NettyHooks.endSendLoop();
+                NettyPacingHooks.endSendLoop();
             }).get(10, TimeUnit.SECONDS);
             assertTrue(pacer.queued() > 100, "nothing queued: " + pacer.queued());
         } finally {
@@ -304,20 +304,20 @@ class NettyPacerTest {
     @Test
     @Timeout(20)
     void slotsOfThreadsThatEndedArePruned() throws Exception {
-        int before = NettyHooks.slotCount();
+        int before = NettyPacingHooks.slotCount();
         for (int i = 0; i < 20; i++) {
             Thread t = new Thread(() -> NettyHooks.onSendInfo(sendInfo(System.nanoTime())));
             t.start();
             t.join(5_000);
         }
-        assertTrue(NettyHooks.slotCount() <= before + 1, "slots: " + NettyHooks.slotCount() + " (before " + before + ")");
+        assertTrue(NettyPacingHooks.slotCount() <= before + 1, "slots: " + NettyPacingHooks.slotCount() + " (before " + before + ")");
     }
 
     @Test
     void freedConfigsAreForgotten() {
-        NettyHooks.CONFIGS.put(12345L, new NettyHooks.AppSettings(1, "CUBIC", true, 10));
+        NettyConfigs.CONFIGS.put(12345L, new NettyConfigs.AppSettings(1, "CUBIC", true, 10));
         NettyHooks.onConfigFreed(12345L);
-        assertFalse(NettyHooks.CONFIGS.containsKey(12345L));
+        assertFalse(NettyConfigs.CONFIGS.containsKey(12345L));
     }
 
     /** An executor that runs everything inline (like the channel's own loop) but refuses every timer. */

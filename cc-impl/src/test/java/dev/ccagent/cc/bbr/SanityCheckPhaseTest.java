@@ -1,6 +1,6 @@
 package dev.ccagent.cc.bbr;
 
-import dev.ccagent.cc.Algorithms;
+import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.CongestionMode;
 import org.junit.jupiter.api.Test;
 

@@ -1,7 +1,7 @@
 package dev.ccagent.cc.bbr;
 
 import dev.ccagent.cc.AckEvent;
-import dev.ccagent.cc.Algorithms;
+import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.CongestionController;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -1,6 +1,6 @@
 package dev.ccagent.cc.cubic;
 
-import dev.ccagent.cc.Algorithms;
+import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.CongestionMode;
 import dev.ccagent.cc.TestLink;

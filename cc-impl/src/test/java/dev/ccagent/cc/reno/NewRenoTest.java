@@ -1,6 +1,6 @@
 package dev.ccagent.cc.reno;
 
-import dev.ccagent.cc.Algorithms;
+import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.CcOptions;
 import dev.ccagent.cc.CongestionMode;
 import dev.ccagent.cc.TestLink;

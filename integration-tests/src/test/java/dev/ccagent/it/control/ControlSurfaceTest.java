@@ -48,7 +48,9 @@ class ControlSurfaceTest {
     }
 
     static String testClasses() throws Exception {
-        return Path.of(IdleMain.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        // IdleMain (test-apps) and this module's test classes, as when IdleMain was one of them
+        return Path.of(IdleMain.class.getProtectionDomain().getCodeSource().getLocation().toURI()) + java.io.File.pathSeparator
+                + Path.of(ControlSurfaceTest.class.getProtectionDomain().getCodeSource().getLocation().toURI());
     }
 
     /** Invokes set; the thrown message, or null when it was accepted. */

@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code java -jar integration-tests/target/ccagent-demo.jar --quick} as a user runs it (the demo jar
+ * {@code java -jar tools/target/ccagent-demo.jar --quick} as a user runs it (the demo jar
  * finds the build tree itself): it completes, prints stock and BBR side by side with BBR faster on
  * the lossy link, a canary table, and writes the HTML report. Without a build tree: exit 1 with the
  * hint. The production jar no longer runs it: {@code ccagent.jar demo} only says where it lives.
@@ -86,7 +86,10 @@ class DemoTest {
             assertTrue(html != null, "no HTML report path:\n" + stdout);
             Path page = Path.of(html);
             assertTrue(Files.isRegularFile(page) && Files.size(page) > 1000, page + " not written");
-            assertTrue(Files.readString(page).contains("data:image/png;base64,"), page + " has no chart");
+            // the report's page (FleetHtml, as `report --html`): inline SVG charts with drawn lines, both arms
+            String pageText = Files.readString(page);
+            assertTrue(pageText.contains("<svg") && pageText.contains("<polyline"), page + " has no chart");
+            assertTrue(pageText.contains("canary bbr1") && pageText.contains("default stock"), page + " lacks an arm");
             assertTrue(Files.size(out.resolve("bbr1.jfr")) > 0, "no JFR recording of the BBR run");
             System.out.printf("[it] demo --quick: stock %.2f Mbit/s, bbr1 %.2f Mbit/s%n", stock, bbr);
         }
@@ -96,7 +99,7 @@ class DemoTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void withoutTheBuildTreeItSaysWhatToRun() throws Exception {
         Path dir = work("demo-no-tree");
-        Path lonely = dir.resolve("elsewhere/integration-tests/target/ccagent-demo.jar");
+        Path lonely = dir.resolve("elsewhere/tools/target/ccagent-demo.jar");
         Files.createDirectories(lonely.getParent());
         Files.copy(demoJar(), lonely, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         try (ForkedJvm demo = ForkedJvm.builder("demo-no-tree", "dev.ccagent.it.demo.DemoLauncher")
@@ -121,7 +124,7 @@ class DemoTest {
                 .start()) {
             int exit = demo.waitFor(Duration.ofSeconds(50));
             assertEquals(2, exit, demo.describe());
-            assertTrue(demo.stderr().contains("java -jar integration-tests/target/ccagent-demo.jar"), demo.describe());
+            assertTrue(demo.stderr().contains("java -jar tools/target/ccagent-demo.jar"), demo.describe());
             assertTrue(demo.stdout().isBlank(), "the production jar ran something: " + demo.describe());
         }
     }

@@ -1,6 +1,7 @@
 package dev.ccagent.it.jfr;
 
-import dev.ccagent.agent.report.RecordingReport;
+import dev.ccagent.jfr.EventNames;
+import dev.ccagent.report.RecordingReport;
 import dev.ccagent.it.ForkedJvm;
 import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
@@ -44,8 +45,8 @@ class CpuSpinNoFalseAlarmTest {
         assertFalse(log.contains("CPU spin on"), log);
         RecordingReport r = RecordingReport.read(rec);
         assertNull(r.problem(), "the whole recording was readable");
-        assertTrue(r.count("dev.ccagent.AgentLifecycle") > 0, "a ccagent recording: " + r.counts());
-        assertEquals(0, r.count("dev.ccagent.CpuSpin"), r.counts().toString());
+        assertTrue(r.count(EventNames.AGENT_LIFECYCLE) > 0, "a ccagent recording: " + r.counts());
+        assertEquals(0, r.count(EventNames.CPU_SPIN), r.counts().toString());
     }
 
     @ParameterizedTest

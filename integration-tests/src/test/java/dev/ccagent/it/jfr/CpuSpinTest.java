@@ -1,6 +1,8 @@
 package dev.ccagent.it.jfr;
 
-import dev.ccagent.agent.report.RecordingReport;
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
+import dev.ccagent.report.RecordingReport;
 import dev.ccagent.it.ForkedJvm;
 import jdk.jfr.consumer.RecordedEvent;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,6 +51,8 @@ class CpuSpinTest {
         Path jars = Path.of(System.getProperty("kwik.jars.old", "target/kwik-old"));
         List<String> cp = new ArrayList<>();
         cp.add(Path.of(SpinServerMain.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+        // this module's test classes, as when SpinServerMain was one of them (the test-only algorithm providers)
+        cp.add(Path.of(CpuSpinTest.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
         try (Stream<Path> s = Files.list(jars)) {
             s.filter(p -> p.toString().endsWith(".jar")).sorted().forEach(p -> cp.add(p.toString()));
         }
@@ -148,9 +152,9 @@ class CpuSpinTest {
             assertNull(during.problem(), dumped);
             List<RecordedEvent> open = during.cpuSpinEpisodes();
             assertEquals(1, open.size(), "the spin is in a dump taken while it lasts: " + during.counts());
-            assertEquals("ongoing", open.get(0).getString("endedBy"), open.toString());
-            assertTrue(open.get(0).getString("topFrames").contains("tech.kwik.core.send.PacketAssembler")
-                    || open.get(0).getString("topFrames").contains("StreamOutputStreamImpl.sendFrame"), open.toString());
+            assertEquals("ongoing", open.get(0).getString(EventFields.ENDED_BY), open.toString());
+            assertTrue(open.get(0).getString(EventFields.TOP_FRAMES).contains("tech.kwik.core.send.PacketAssembler")
+                    || open.get(0).getString(EventFields.TOP_FRAMES).contains("StreamOutputStreamImpl.sendFrame"), open.toString());
             assertTrue(during.text().contains("still ongoing"), during.text());
             client.awaitLine(Pattern.compile("^resumed"), Duration.ofSeconds(60));
             resumedAt = Instant.now();
@@ -189,23 +193,23 @@ class CpuSpinTest {
         RecordingReport r = RecordingReport.read(rec);
         assertNull(r.problem(), "the whole recording was readable");
         List<RecordedEvent> spins = r.cpuSpinEpisodes();
-        assertEquals(1, spins.size(), "one episode: " + r.events("dev.ccagent.CpuSpin"));
+        assertEquals(1, spins.size(), "one episode: " + r.events(EventNames.CPU_SPIN));
         RecordedEvent e = spins.get(0);
-        assertEquals("kwik", e.getString("library"));
-        assertEquals("progress", e.getString("endedBy"));
+        assertEquals("kwik", e.getString(EventFields.LIBRARY));
+        assertEquals("progress", e.getString(EventFields.ENDED_BY));
         // the same episode as the dump showed, its earlier events still ongoing
-        List<RecordedEvent> all = r.events("dev.ccagent.CpuSpin");
-        assertTrue(all.size() >= 2 && all.stream().allMatch(x -> x.getLong("episodeId") == e.getLong("episodeId")), all.toString());
-        assertFalse(e.getString("connectionId").isEmpty(), e.toString());
-        assertTrue(e.getString("threadName").startsWith("sender"), e.toString());
-        assertTrue(e.getDouble("cpuShare") >= 0.1, e.toString());
-        assertTrue(e.getString("topFrames").contains("tech.kwik.core.send.PacketAssembler.assemble")
-                || e.getString("topFrames").contains("StreamOutputStreamImpl.sendFrame"), e.getString("topFrames"));
-        assertTrue(e.getString("flameGraph").endsWith("-cpu.html"), e.toString());
+        List<RecordedEvent> all = r.events(EventNames.CPU_SPIN);
+        assertTrue(all.size() >= 2 && all.stream().allMatch(x -> x.getLong(EventFields.EPISODE_ID) == e.getLong(EventFields.EPISODE_ID)), all.toString());
+        assertFalse(e.getString(EventFields.CONNECTION_ID).isEmpty(), e.toString());
+        assertTrue(e.getString(EventFields.THREAD_NAME).startsWith("sender"), e.toString());
+        assertTrue(e.getDouble(EventFields.CPU_SHARE) >= 0.1, e.toString());
+        assertTrue(e.getString(EventFields.TOP_FRAMES).contains("tech.kwik.core.send.PacketAssembler.assemble")
+                || e.getString(EventFields.TOP_FRAMES).contains("StreamOutputStreamImpl.sendFrame"), e.getString(EventFields.TOP_FRAMES));
+        assertTrue(e.getString(EventFields.FLAME_GRAPH).endsWith("-cpu.html"), e.toString());
         // the episode ends after the client read again, and not long after
         assertTrue(e.getEndTime().isAfter(resumedAt.minusSeconds(2)) && e.getEndTime().isBefore(resumedAt.plusSeconds(15)),
                 e.getEndTime() + " vs client resumed " + resumedAt);
-        assertTrue(e.getLong("episodeDuration") - e.getLong("detectedAfter") >= 1_000_000_000L, "lasted a second past detection: " + e);
+        assertTrue(e.getLong(EventFields.EPISODE_DURATION) - e.getLong(EventFields.DETECTED_AFTER) >= 1_000_000_000L, "lasted a second past detection: " + e);
         assertTrue(r.text().contains("CPU spin"), r.text());
     }
 
@@ -229,7 +233,7 @@ class CpuSpinTest {
         RecordingReport r = RecordingReport.read(rec);
         List<RecordedEvent> spins = r.cpuSpinEpisodes();
         assertEquals(1, spins.size(), serverLog);
-        String endedBy = spins.get(0).getString("endedBy");
+        String endedBy = spins.get(0).getString(EventFields.ENDED_BY);
         assertTrue(endedBy.equals("close") || endedBy.equals("idle"), spins.toString());
     }
 
@@ -252,12 +256,12 @@ class CpuSpinTest {
         List<RecordedEvent> spins = r.cpuSpinEpisodes();
         assertEquals(1, spins.size(), r.counts().toString());
         RecordedEvent e = spins.get(0);
-        assertEquals("ongoing", e.getString("endedBy"), e.toString());
-        assertTrue(e.getString("topFrames").contains("tech.kwik.core.send.PacketAssembler")
-                || e.getString("topFrames").contains("StreamOutputStreamImpl.sendFrame"), e.getString("topFrames"));
+        assertEquals("ongoing", e.getString(EventFields.ENDED_BY), e.toString());
+        assertTrue(e.getString(EventFields.TOP_FRAMES).contains("tech.kwik.core.send.PacketAssembler")
+                || e.getString(EventFields.TOP_FRAMES).contains("StreamOutputStreamImpl.sendFrame"), e.getString(EventFields.TOP_FRAMES));
         // its figures reach the end: at least the 1.5 s it ran past detection, at most of a core each second
-        assertTrue(e.getLong("episodeDuration") - e.getLong("detectedAfter") >= 1_000_000_000L, e.toString());
-        assertTrue(e.getDouble("cpuShare") >= 0.1 && e.getDouble("cpuShare") <= 1.05, e.toString());
+        assertTrue(e.getLong(EventFields.EPISODE_DURATION) - e.getLong(EventFields.DETECTED_AFTER) >= 1_000_000_000L, e.toString());
+        assertTrue(e.getDouble(EventFields.CPU_SHARE) >= 0.1 && e.getDouble(EventFields.CPU_SHARE) <= 1.05, e.toString());
         assertTrue(r.text().contains("still ongoing"), r.text());
     }
 
@@ -310,12 +314,12 @@ class CpuSpinTest {
         assertTrue(serverLog.contains("ended (close)"), "the episode ended with the connection\n" + serverLog);
         RecordingReport r = RecordingReport.read(rec);
         List<RecordedEvent> spins = r.cpuSpinEpisodes();
-        assertEquals(1, spins.size(), r.events("dev.ccagent.CpuSpin").toString());
+        assertEquals(1, spins.size(), r.events(EventNames.CPU_SPIN).toString());
         RecordedEvent e = spins.get(0);
-        assertEquals("close", e.getString("endedBy"));
-        assertTrue(e.getString("topFrames").contains("BusySpin$Controller.burn"), e + "\n" + lines(serverLog, "CPU spin"));
+        assertEquals("close", e.getString(EventFields.ENDED_BY));
+        assertTrue(e.getString(EventFields.TOP_FRAMES).contains("BusySpin$Controller.burn"), e + "\n" + lines(serverLog, "CPU spin"));
         // it crawled (a few kB per second) rather than stood still: "almost no progress" counts too
-        assertTrue(e.getLong("appBytes") > 0, e.toString());
+        assertTrue(e.getLong(EventFields.APP_BYTES) > 0, e.toString());
     }
 
     static List<String> lines(String log, String needle) {

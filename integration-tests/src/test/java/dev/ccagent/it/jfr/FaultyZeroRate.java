@@ -3,7 +3,7 @@ package dev.ccagent.it.jfr;
 import dev.ccagent.cc.AckEvent;
 import dev.ccagent.cc.AlgorithmDescriptor;
 import dev.ccagent.cc.AlgorithmProvider;
-import dev.ccagent.cc.Algorithms;
+import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.CongestionController;
 import dev.ccagent.cc.LossEvent;

@@ -1,6 +1,8 @@
 package dev.ccagent.it.jfr;
 
-import dev.ccagent.agent.report.RecordingReport;
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
+import dev.ccagent.report.RecordingReport;
 import jdk.jfr.consumer.RecordedEvent;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -81,33 +83,33 @@ class JfrSpinDetectionTest {
         }
         RecordingReport s = RecordingReport.read(rec);
         assertNull(s.problem(), "the whole recording was readable");
-        List<RecordedEvent> spins = s.events("dev.ccagent.SendLoopSpin");
-        List<RecordedEvent> loops = s.events("dev.ccagent.AckOnlySendLoop");
+        List<RecordedEvent> spins = s.events(EventNames.SEND_LOOP_SPIN);
+        List<RecordedEvent> loops = s.events(EventNames.ACK_ONLY_SEND_LOOP);
         assertFalse(spins.isEmpty(), "SendLoopSpin recorded: " + s.counts());
         assertFalse(loops.isEmpty(), "AckOnlySendLoop recorded: " + s.counts());
         for (RecordedEvent e : spins) {
-            double seconds = e.getLong("window") / 1e9;
-            assertEquals(FaultyZeroRate.NAME, e.getString("algorithm"));
+            double seconds = e.getLong(EventFields.WINDOW) / 1e9;
+            assertEquals(FaultyZeroRate.NAME, e.getString(EventFields.ALGORITHM));
             assertTrue(seconds > 0.5 && seconds < 10, "window " + seconds);
-            long past = e.getLong("pastSendTimes");
+            long past = e.getLong(EventFields.PAST_SEND_TIMES);
             assertTrue(past >= 50 * seconds, "send times in the past: " + e);
             // the adapter waits >= 1 ms after each violation: apart from the wake-up every received packet
             // causes, at most ~1000 timer wake-ups a second; a spin would be millions
-            assertTrue(e.getLong("wakeups") <= e.getLong("packetsReceived") + 1_300 * seconds,
+            assertTrue(e.getLong(EventFields.WAKEUPS) <= e.getLong(EventFields.PACKETS_RECEIVED) + 1_300 * seconds,
                     "bounded by the adapter's minimum wait: " + e);
-            assertTrue(e.getLong("wakeups") >= e.getLong("emptyWakeups"), e.toString());
+            assertTrue(e.getLong(EventFields.WAKEUPS) >= e.getLong(EventFields.EMPTY_WAKEUPS), e.toString());
         }
         for (RecordedEvent e : loops) {
-            long ackOnly = e.getLong("ackOnlyPackets");
+            long ackOnly = e.getLong(EventFields.ACK_ONLY_PACKETS);
             assertTrue(ackOnly >= 50, e.toString());
-            assertTrue(e.getLong("ackElicitingBytes") <= 4800, "no data progressed: " + e);
-            assertTrue(e.getLong("packetsReceived") > 0, "ACKs answer the upload: " + e);
-            assertTrue(e.getDouble("ackOnlyRate") >= 50, e.toString());
-            assertTrue(e.getLong("refusals") > 0, e.toString());
+            assertTrue(e.getLong(EventFields.ACK_ELICITING_BYTES) <= 4800, "no data progressed: " + e);
+            assertTrue(e.getLong(EventFields.PACKETS_RECEIVED) > 0, "ACKs answer the upload: " + e);
+            assertTrue(e.getDouble(EventFields.ACK_ONLY_RATE) >= 50, e.toString());
+            assertTrue(e.getLong(EventFields.REFUSALS) > 0, e.toString());
         }
-        List<RecordedEvent> assigned = s.events("dev.ccagent.AlgorithmAssigned");
-        assertTrue(assigned.stream().anyMatch(e -> FaultyZeroRate.NAME.equals(e.getString("algorithm"))), assigned.toString());
-        assertTrue(s.events("dev.ccagent.AgentLifecycle").stream().anyMatch(e -> "profiler capture".equals(e.getString("action"))));
+        List<RecordedEvent> assigned = s.events(EventNames.ALGORITHM_ASSIGNED);
+        assertTrue(assigned.stream().anyMatch(e -> FaultyZeroRate.NAME.equals(e.getString(EventFields.ALGORITHM))), assigned.toString());
+        assertTrue(s.events(EventNames.AGENT_LIFECYCLE).stream().anyMatch(e -> "profiler capture".equals(e.getString(EventFields.ACTION))));
     }
 
     @Test
@@ -128,10 +130,10 @@ class JfrSpinDetectionTest {
         assertFalse(Files.exists(prof) && Files.list(prof).findAny().isPresent(), "no profiler capture\n" + serverLog);
         RecordingReport s = RecordingReport.read(rec);
         assertNull(s.problem(), "the whole recording was readable");
-        assertEquals(0, s.count("dev.ccagent.SendLoopSpin"), s.counts().toString());
-        assertEquals(0, s.count("dev.ccagent.AckOnlySendLoop"), s.counts().toString());
-        for (String name : List.of("dev.ccagent.CongestionState", "dev.ccagent.PacingRateChange",
-                "dev.ccagent.SendPathAllocation", "dev.ccagent.AlgorithmAssigned", "dev.ccagent.AgentLifecycle")) {
+        assertEquals(0, s.count(EventNames.SEND_LOOP_SPIN), s.counts().toString());
+        assertEquals(0, s.count(EventNames.ACK_ONLY_SEND_LOOP), s.counts().toString());
+        for (String name : List.of(EventNames.CONGESTION_STATE, EventNames.PACING_RATE_CHANGE,
+                EventNames.SEND_PATH_ALLOCATION, EventNames.ALGORITHM_ASSIGNED, EventNames.AGENT_LIFECYCLE)) {
             assertTrue(s.count(name) > 0, name + " in a normal recording: " + s.counts());
         }
         for (RecordedEvent e : s.ccagentEvents()) {
@@ -142,68 +144,68 @@ class JfrSpinDetectionTest {
                 }
             }
         }
-        List<RecordedEvent> states = s.events("dev.ccagent.CongestionState").stream()
-                .filter(e -> algorithm.equals(e.getString("algorithm")))
+        List<RecordedEvent> states = s.events(EventNames.CONGESTION_STATE).stream()
+                .filter(e -> algorithm.equals(e.getString(EventFields.ALGORITHM)))
                 .sorted(java.util.Comparator.comparing(RecordedEvent::getStartTime)) // threads' buffers interleave
                 .collect(Collectors.toList());
         assertTrue(states.size() >= 2, "a series of states: " + states.size());
         long lastAcked = -1;
         for (RecordedEvent e : states) {
-            assertFalse(e.getString("mode").isEmpty(), e.toString());
-            assertTrue(e.getLong("congestionWindow") >= 2 * 1200, e.toString());
-            assertTrue(e.getLong("pacingRate") > 0, e.toString());
-            assertFalse(e.getString("connectionId").isEmpty(), e.toString());
-            assertEquals("default", e.getString("canaryArm"));
-            assertTrue(e.getLong("bytesAcked") >= lastAcked, "bytes acked never decrease: " + e);
-            lastAcked = e.getLong("bytesAcked");
+            assertFalse(e.getString(EventFields.MODE).isEmpty(), e.toString());
+            assertTrue(e.getLong(EventFields.CONGESTION_WINDOW) >= 2 * 1200, e.toString());
+            assertTrue(e.getLong(EventFields.PACING_RATE) > 0, e.toString());
+            assertFalse(e.getString(EventFields.CONNECTION_ID).isEmpty(), e.toString());
+            assertEquals("default", e.getString(EventFields.CANARY_ARM));
+            assertTrue(e.getLong(EventFields.BYTES_ACKED) >= lastAcked, "bytes acked never decrease: " + e);
+            lastAcked = e.getLong(EventFields.BYTES_ACKED);
         }
         assertTrue(lastAcked >= ANSWER, "the server's answer was acknowledged: " + lastAcked);
-        assertTrue(states.stream().anyMatch(e -> "periodic".equals(e.getString("trigger"))));
-        for (RecordedEvent e : s.events("dev.ccagent.SendPathAllocation")) {
-            assertFalse(e.getBoolean("flagged"), "no allocation storm: " + e);
-            assertTrue(Stream.of("sender", "receiver").anyMatch(e.getString("path")::equals));
+        assertTrue(states.stream().anyMatch(e -> "periodic".equals(e.getString(EventFields.TRIGGER))));
+        for (RecordedEvent e : s.events(EventNames.SEND_PATH_ALLOCATION)) {
+            assertFalse(e.getBoolean(EventFields.FLAGGED), "no allocation storm: " + e);
+            assertTrue(Stream.of("sender", "receiver").anyMatch(e.getString(EventFields.PATH)::equals));
         }
-        for (RecordedEvent e : s.events("dev.ccagent.PacingStall")) {
-            assertTrue(e.getLong("waitTime") > e.getLong("expectedWait"), e.toString());
+        for (RecordedEvent e : s.events(EventNames.PACING_STALL)) {
+            assertTrue(e.getLong(EventFields.WAIT_TIME) > e.getLong(EventFields.EXPECTED_WAIT), e.toString());
         }
-        List<RecordedEvent> assigned = s.events("dev.ccagent.AlgorithmAssigned").stream()
-                .filter(e -> "kwik".equals(e.getString("library"))).collect(Collectors.toList());
+        List<RecordedEvent> assigned = s.events(EventNames.ALGORITHM_ASSIGNED).stream()
+                .filter(e -> "kwik".equals(e.getString(EventFields.LIBRARY))).collect(Collectors.toList());
         assertTrue(!assigned.isEmpty(), s.counts().toString());
         for (RecordedEvent e : assigned) {
-            assertEquals(algorithm, e.getString("algorithm"), e.toString());
-            assertEquals("server", e.getString("role"), e.toString());
-            assertEquals("default", e.getString("canaryArm"), e.toString());
-            assertEquals("default arm (100.0% of new connections)", e.getString("reason"), e.toString());
-            assertEquals("quantum-ratio=0.002", e.getString("options"), "as the operator wrote them: " + e);
-            assertTrue(e.getString("connectionId").matches("[0-9a-f]{8,40}"), e.toString());
+            assertEquals(algorithm, e.getString(EventFields.ALGORITHM), e.toString());
+            assertEquals("server", e.getString(EventFields.ROLE), e.toString());
+            assertEquals("default", e.getString(EventFields.CANARY_ARM), e.toString());
+            assertEquals("default arm (100.0% of new connections)", e.getString(EventFields.REASON), e.toString());
+            assertEquals("quantum-ratio=0.002", e.getString(EventFields.OPTIONS), "as the operator wrote them: " + e);
+            assertTrue(e.getString(EventFields.CONNECTION_ID).matches("[0-9a-f]{8,40}"), e.toString());
         }
         // pacing changes: never a zero rate, the quantum within the pacer's documented bounds, the change as stated,
         // and per connection a chain (each event's previous rate is the last event's rate)
-        List<RecordedEvent> pacing = s.events("dev.ccagent.PacingRateChange").stream()
+        List<RecordedEvent> pacing = s.events(EventNames.PACING_RATE_CHANGE).stream()
                 .sorted(java.util.Comparator.comparing(RecordedEvent::getStartTime)).collect(Collectors.toList());
         java.util.Map<String, Long> lastRate = new java.util.HashMap<>();
         for (RecordedEvent e : pacing) {
-            long prev = e.getLong("previousRate");
-            long rate = e.getLong("rate");
+            long prev = e.getLong(EventFields.PREVIOUS_RATE);
+            long rate = e.getLong(EventFields.RATE);
             assertTrue(prev > 0 && rate > 0, "never a zero pacing rate: " + e);
             // the pacer's floor: two packets, one where two would take more than 10 ms at the rate (the
             // packet is kwik's maximum packet size, 1200-1500 bytes: two packets of any such size fit in
             // 10 ms from 300 kB/s on)
             long floor = rate >= 300_000 ? 2 * 1200 : 1200;
-            assertTrue(e.getLong("quantum") >= floor && e.getLong("quantum") <= 64 * 1024, e.toString());
-            assertEquals((double) (rate - prev) / prev, e.getDouble("rateChange"), 1e-9, e.toString());
+            assertTrue(e.getLong(EventFields.QUANTUM) >= floor && e.getLong(EventFields.QUANTUM) <= 64 * 1024, e.toString());
+            assertEquals((double) (rate - prev) / prev, e.getDouble(EventFields.RATE_CHANGE), 1e-9, e.toString());
             boolean moved = Math.abs(rate - prev) > 0.1 * prev
-                    || Math.abs(e.getLong("quantum") - e.getLong("previousQuantum")) > 0.1 * e.getLong("previousQuantum");
+                    || Math.abs(e.getLong(EventFields.QUANTUM) - e.getLong(EventFields.PREVIOUS_QUANTUM)) > 0.1 * e.getLong(EventFields.PREVIOUS_QUANTUM);
             assertTrue(moved, "an event only for a change beyond the threshold: " + e);
-            Long last = lastRate.put(e.getString("connectionId"), rate);
+            Long last = lastRate.put(e.getString(EventFields.CONNECTION_ID), rate);
             if (last != null) {
                 assertEquals((long) last, prev, "chained per connection: " + e);
             }
         }
-        List<RecordedEvent> life = s.events("dev.ccagent.AgentLifecycle");
-        assertTrue(life.stream().anyMatch(e -> "installed".equals(e.getString("action"))), life.toString());
-        assertTrue(life.stream().anyMatch(e -> "module applied".equals(e.getString("action"))
-                && "kwik".equals(e.getString("library"))), life.toString());
+        List<RecordedEvent> life = s.events(EventNames.AGENT_LIFECYCLE);
+        assertTrue(life.stream().anyMatch(e -> "installed".equals(e.getString(EventFields.ACTION))), life.toString());
+        assertTrue(life.stream().anyMatch(e -> "module applied".equals(e.getString(EventFields.ACTION))
+                && "kwik".equals(e.getString(EventFields.LIBRARY))), life.toString());
     }
 
     @Test
@@ -216,12 +218,12 @@ class JfrSpinDetectionTest {
         }
         RecordingReport s = RecordingReport.read(rec);
         assertNull(s.problem(), "the whole recording was readable");
-        assertEquals(0, s.count("dev.ccagent.SendLoopSpin"), s.counts().toString());
-        assertEquals(0, s.count("dev.ccagent.AckOnlySendLoop"), s.counts().toString());
-        assertTrue(s.events("dev.ccagent.CongestionState").stream()
-                .anyMatch(e -> "stock".equals(e.getString("algorithm")) && e.getLong("congestionWindow") > 0), s.counts().toString());
-        assertTrue(s.events("dev.ccagent.SendPathAllocation").stream()
-                .anyMatch(e -> "sender".equals(e.getString("path")) && e.getLong("packets") > 0), s.counts().toString());
+        assertEquals(0, s.count(EventNames.SEND_LOOP_SPIN), s.counts().toString());
+        assertEquals(0, s.count(EventNames.ACK_ONLY_SEND_LOOP), s.counts().toString());
+        assertTrue(s.events(EventNames.CONGESTION_STATE).stream()
+                .anyMatch(e -> "stock".equals(e.getString(EventFields.ALGORITHM)) && e.getLong(EventFields.CONGESTION_WINDOW) > 0), s.counts().toString());
+        assertTrue(s.events(EventNames.SEND_PATH_ALLOCATION).stream()
+                .anyMatch(e -> "sender".equals(e.getString(EventFields.PATH)) && e.getLong(EventFields.PACKETS) > 0), s.counts().toString());
     }
 
     private static long waitForLog(ServerProcess server, String text, long since, int seconds) throws Exception {

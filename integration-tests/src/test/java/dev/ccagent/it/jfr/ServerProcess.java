@@ -54,9 +54,14 @@ final class ServerProcess implements AutoCloseable {
     }
 
     static String serverClassPath() {
-        String testClasses = Path.of(JfrBulkServer.class.getProtectionDomain().getCodeSource().getLocation().getPath())
+        // the server and client mains (test-apps) and this module's test classes (the test-only algorithm
+        // providers with their META-INF/services entry)
+        String testApps = Path.of(JfrBulkServer.class.getProtectionDomain().getCodeSource().getLocation().getPath())
+                .toString();
+        String testClasses = Path.of(ServerProcess.class.getProtectionDomain().getCodeSource().getLocation().getPath())
                 .toString();
         List<String> cp = new ArrayList<>();
+        cp.add(testApps);
         cp.add(testClasses);
         for (String e : System.getProperty("java.class.path").split(File.pathSeparator)) {
             String name = Path.of(e).getFileName().toString();

@@ -29,7 +29,7 @@ final class AgentJar {
     @SuppressWarnings("unchecked")
     static List<String> algorithms() {
         try {
-            return new ArrayList<>((List<String>) loader().loadClass("dev.ccagent.cc.Algorithms").getMethod("names").invoke(null));
+            return new ArrayList<>((List<String>) loader().loadClass("dev.ccagent.cc.registry.Algorithms").getMethod("names").invoke(null));
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

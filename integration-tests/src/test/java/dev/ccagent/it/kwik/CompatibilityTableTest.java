@@ -28,7 +28,7 @@ class CompatibilityTableTest {
     static Path root() {
         String sources = System.getProperty("it.sources");
         assertTrue(sources != null, "system property it.sources is not set (run through Maven)");
-        return Path.of(sources).toAbsolutePath().getParent().getParent().getParent().getParent(); // <root>/integration-tests/src/main/java
+        return Path.of(sources).toAbsolutePath().getParent().getParent().getParent().getParent(); // <root>/test-apps/src/main/java
     }
 
     static String testSource(Path root, String name) throws IOException {

@@ -7,9 +7,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The fleet report ({@code FleetReport.read}) of the very jar under test, loaded through
- * {@link AgentJar}'s isolated class loader and read by reflection: the same code the {@code report}
- * command runs, never the agent module's classes on this test's class path.
+ * The fleet report ({@code FleetReport.read}) of the very jar under test: the report jar nested in
+ * ccagent.jar, loaded by the jar's own {@code ReportJar.loader()} (through {@link AgentJar}'s isolated
+ * class loader) and read by reflection: the same code the {@code report} command runs, never the report
+ * module's classes on this test's class path.
  */
 final class FleetReportJar {
 
@@ -74,9 +75,10 @@ final class FleetReportJar {
 
     /** {@code FleetReport.read(files, options with seed)} of the jar under test. */
     static FleetReportJar read(List<Path> files, long seed) throws Exception {
-        ClassLoader l = AgentJar.loader();
-        Class<?> fleet = l.loadClass("dev.ccagent.agent.report.FleetReport");
-        Class<?> optionsClass = l.loadClass("dev.ccagent.agent.report.FleetReport$Options");
+        ClassLoader l = (ClassLoader) AgentJar.loader().loadClass("dev.ccagent.agent.cli.ReportJar")
+                .getMethod("loader").invoke(null);
+        Class<?> fleet = l.loadClass("dev.ccagent.report.FleetReport");
+        Class<?> optionsClass = l.loadClass("dev.ccagent.report.FleetReport$Options");
         Object options = optionsClass.getConstructor().newInstance();
         optionsClass.getField("seed").setLong(options, seed);
         Object report = fleet.getMethod("read", List.class, optionsClass).invoke(null, files, options);

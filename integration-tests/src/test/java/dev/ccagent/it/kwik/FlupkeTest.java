@@ -1,5 +1,7 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
 import com.sun.tools.attach.VirtualMachine;
 import dev.ccagent.it.ForkedJvm;
 import dev.ccagent.it.emulator.LinkEmulator;
@@ -90,8 +92,8 @@ class FlupkeTest {
     static List<String> arms(Path recording) throws Exception {
         List<String> out = new ArrayList<>();
         for (RecordedEvent e : RecordingFile.readAllEvents(recording)) {
-            if (e.getEventType().getName().equals("dev.ccagent.AlgorithmAssigned") && "server".equals(e.getString("role"))) {
-                out.add(e.getString("canaryArm") + ":" + e.getString("algorithm"));
+            if (e.getEventType().getName().equals(EventNames.ALGORITHM_ASSIGNED) && "server".equals(e.getString(EventFields.ROLE))) {
+                out.add(e.getString(EventFields.CANARY_ARM) + ":" + e.getString(EventFields.ALGORITHM));
             }
         }
         return out;

@@ -1,5 +1,7 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
 import dev.ccagent.it.ForkedJvm;
 import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
@@ -108,17 +110,17 @@ class KwikArmMetricsTest {
         Map<String, Long> stockWindow = new HashMap<>(); // stock connections' CongestionState: largest window seen
         for (RecordedEvent e : events) {
             String type = e.getEventType().getName();
-            if (type.equals("dev.ccagent.ConnectionSummary") && e.getString("role").equals("server")) {
-                if (e.getString("trigger").equals("close")) {
-                    RecordedEvent before = closeSummary.put(e.getString("connectionId"), e);
-                    assertTrue(before == null, "two close summaries for " + e.getString("connectionId"));
-                } else if (e.getString("trigger").equals("periodic")) {
+            if (type.equals(EventNames.CONNECTION_SUMMARY) && e.getString(EventFields.ROLE).equals("server")) {
+                if (e.getString(EventFields.TRIGGER).equals("close")) {
+                    RecordedEvent before = closeSummary.put(e.getString(EventFields.CONNECTION_ID), e);
+                    assertTrue(before == null, "two close summaries for " + e.getString(EventFields.CONNECTION_ID));
+                } else if (e.getString(EventFields.TRIGGER).equals("periodic")) {
                     periodic++;
                 }
-            } else if (type.equals("dev.ccagent.CongestionState") && e.getString("algorithm").equals("stock")) {
-                stockWindow.merge(e.getString("connectionId"), e.getLong("congestionWindow"), Math::max);
-            } else if (type.equals("dev.ccagent.AlgorithmAssigned") && e.getString("role").equals("server")) {
-                assignedArm.put(e.getString("connectionId"), e.getString("canaryArm") + ":" + e.getString("algorithm"));
+            } else if (type.equals(EventNames.CONGESTION_STATE) && e.getString(EventFields.ALGORITHM).equals("stock")) {
+                stockWindow.merge(e.getString(EventFields.CONNECTION_ID), e.getLong(EventFields.CONGESTION_WINDOW), Math::max);
+            } else if (type.equals(EventNames.ALGORITHM_ASSIGNED) && e.getString(EventFields.ROLE).equals("server")) {
+                assignedArm.put(e.getString(EventFields.CONNECTION_ID), e.getString(EventFields.CANARY_ARM) + ":" + e.getString(EventFields.ALGORITHM));
             }
         }
         assertEquals(CONNECTIONS + 1, closeSummary.size(), "one close summary per connection (and the warm-up): "
@@ -136,33 +138,33 @@ class KwikArmMetricsTest {
             String[] predicted = AgentJar.predictArm(args, HexFormat.of().parseHex(id));
             String arm = predicted[0] + ":" + predicted[1];
             assertEquals(arm, assignedArm.get(id), "AlgorithmAssigned arm of " + id);
-            assertEquals(predicted[0], s.getString("canaryArm"), "summary arm of " + id);
-            assertEquals(predicted[1], s.getString("algorithm"), "summary algorithm of " + id);
-            assertEquals(predicted[1].equals("stock") ? "stock" : "ccagent", s.getString("controller"), "controller of " + id);
+            assertEquals(predicted[0], s.getString(EventFields.CANARY_ARM), "summary arm of " + id);
+            assertEquals(predicted[1], s.getString(EventFields.ALGORITHM), "summary algorithm of " + id);
+            assertEquals(predicted[1].equals("stock") ? "stock" : "ccagent", s.getString(EventFields.CONTROLLER), "controller of " + id);
 
             long clientBytes = Long.parseLong(m.group(4));
             double clientSeconds = Double.parseDouble(m.group(5));
-            long acked = s.getLong("bytesAcked");
-            long lifetime = s.getLong("lifetime");
-            long appLimited = s.getLong("appLimitedTime");
-            double active = s.getDuration("transferTime").toNanos() / 1e9;
+            long acked = s.getLong(EventFields.BYTES_ACKED);
+            long lifetime = s.getLong(EventFields.LIFETIME);
+            long appLimited = s.getLong(EventFields.APP_LIMITED_TIME);
+            double active = s.getDuration(EventFields.TRANSFER_TIME).toNanos() / 1e9;
             double goodput = acked / active;
             double clientGoodput = clientBytes / clientSeconds;
             System.out.printf("[it] arm-metrics %s %s: client %d B in %.3f s (%.2f Mbit/s); server acked %d B, sent %d B, "
                             + "lost %d pkts, lifetime %.3f s, app-limited %.3f s, transfer %.3f s -> %.2f Mbit/s; RTT min %.1f p50 %.1f p95 %.1f ms, "
                             + "samples %d, left slow start %s%n",
-                    id, arm, clientBytes, clientSeconds, clientGoodput * 8e-6, acked, s.getLong("bytesSent"),
-                    s.getLong("packetsLost"), lifetime / 1e9, appLimited / 1e9, active, goodput * 8e-6,
-                    s.getDuration("minRtt").toNanos() / 1e6, s.getDuration("rttP50").toNanos() / 1e6,
-                    s.getDuration("rttP95").toNanos() / 1e6, s.getLong("rttSamples"), s.getBoolean("leftSlowStart"));
+                    id, arm, clientBytes, clientSeconds, clientGoodput * 8e-6, acked, s.getLong(EventFields.BYTES_SENT),
+                    s.getLong(EventFields.PACKETS_LOST), lifetime / 1e9, appLimited / 1e9, active, goodput * 8e-6,
+                    s.getDuration(EventFields.MIN_RTT).toNanos() / 1e6, s.getDuration(EventFields.RTT_P50).toNanos() / 1e6,
+                    s.getDuration(EventFields.RTT_P95).toNanos() / 1e6, s.getLong(EventFields.RTT_SAMPLES), s.getBoolean(EventFields.LEFT_SLOW_START));
             // bytes: the payload plus QUIC overhead and retransmissions, less the last packets a closing client
             // may never acknowledge
             assertTrue(Math.abs((double) acked / clientBytes - 1) <= 0.10, id + ": acked " + acked + " vs client " + clientBytes);
-            assertTrue(s.getLong("bytesSent") >= acked, id + ": sent < acked");
-            assertTrue(s.getLong("packetsSent") > 0 && s.getLong("rttSamples") > 0, id + ": no packets or RTT samples");
+            assertTrue(s.getLong(EventFields.BYTES_SENT) >= acked, id + ": sent < acked");
+            assertTrue(s.getLong(EventFields.PACKETS_SENT) > 0 && s.getLong(EventFields.RTT_SAMPLES) > 0, id + ": no packets or RTT samples");
             // RTT: never below the emulator's propagation delay, and a full-window queue adds at most one BDP
-            long p50 = s.getDuration("rttP50").toNanos();
-            long min = s.getDuration("minRtt").toNanos();
+            long p50 = s.getDuration(EventFields.RTT_P50).toNanos();
+            long min = s.getDuration(EventFields.MIN_RTT).toNanos();
             assertTrue(min >= RTT_NANOS * 0.97 && p50 >= min * 0.96, id + ": RTT min " + min + " p50 " + p50);
             assertTrue(p50 <= RTT_NANOS * 4, id + ": RTT p50 " + p50 + " ns");
             // goodput over the time the server had data to move agrees with the client's
@@ -174,12 +176,12 @@ class KwikArmMetricsTest {
             long[] a = perArm.computeIfAbsent(arm, k -> new long[4]);
             a[0]++;
             a[1] += acked;
-            a[2] += s.getLong("bytesLost");
-            a[3] += s.getLong("packetsLost");
+            a[2] += s.getLong(EventFields.BYTES_LOST);
+            a[3] += s.getLong(EventFields.PACKETS_LOST);
             armRttP50s.computeIfAbsent(arm, k -> new ArrayList<>()).add(p50 / 1e6);
-            lostPacketsAll += s.getLong("packetsLost");
+            lostPacketsAll += s.getLong(EventFields.PACKETS_LOST);
             if (predicted[1].equals("stock")) {
-                lostPackets += s.getLong("packetsLost");
+                lostPackets += s.getLong(EventFields.PACKETS_LOST);
                 // kwik's own controller's window, from the periodic CongestionState of the stock arm
                 assertTrue(stockWindow.getOrDefault(id, 0L) > 0, id + ": no CongestionState with kwik's window; "
                         + stockWindow);
@@ -201,13 +203,13 @@ class KwikArmMetricsTest {
         assertTrue(warm.find(), "no WARMUP line:\n" + run.stdout);
         RecordedEvent ws = closeSummary.get(warm.group(1));
         assertNotNull(ws, "no close summary for the warm-up connection " + warm.group(1));
-        long[] wa = perArm.computeIfAbsent(ws.getString("canaryArm") + ":" + ws.getString("algorithm"), k -> new long[4]);
+        long[] wa = perArm.computeIfAbsent(ws.getString(EventFields.CANARY_ARM) + ":" + ws.getString(EventFields.ALGORITHM), k -> new long[4]);
         wa[0]++;
-        wa[1] += ws.getLong("bytesAcked");
-        wa[2] += ws.getLong("bytesLost");
-        wa[3] += ws.getLong("packetsLost");
-        armRttP50s.computeIfAbsent(ws.getString("canaryArm") + ":" + ws.getString("algorithm"), k -> new ArrayList<>())
-                .add(ws.getDuration("rttP50").toNanos() / 1e6);
+        wa[1] += ws.getLong(EventFields.BYTES_ACKED);
+        wa[2] += ws.getLong(EventFields.BYTES_LOST);
+        wa[3] += ws.getLong(EventFields.PACKETS_LOST);
+        armRttP50s.computeIfAbsent(ws.getString(EventFields.CANARY_ARM) + ":" + ws.getString(EventFields.ALGORITHM), k -> new ArrayList<>())
+                .add(ws.getDuration(EventFields.RTT_P50).toNanos() / 1e6);
         assertTrue(perArm.containsKey("default:stock"), "no stock connection among " + perArm.keySet()
                 + " (the seed decides; pick another)");
         assertTrue(perArm.get("default:stock")[1] > 0, "stock arm measured nothing");

@@ -1,5 +1,7 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -72,11 +74,11 @@ class KwikCanaryTest {
         Map<String, Integer> summaryCounts = new TreeMap<>();
         for (RecordedEvent e : RecordingFile.readAllEvents(rec)) {
             String type = e.getEventType().getName();
-            boolean assigned = type.equals("dev.ccagent.AlgorithmAssigned");
-            boolean closed = type.equals("dev.ccagent.ConnectionSummary") && e.getString("trigger").equals("close");
-            if ((assigned || closed) && e.getString("role").equals("server")) {
-                String id = e.getString("connectionId");
-                String arm = e.getString("canaryArm") + ":" + e.getString("algorithm");
+            boolean assigned = type.equals(EventNames.ALGORITHM_ASSIGNED);
+            boolean closed = type.equals(EventNames.CONNECTION_SUMMARY) && e.getString(EventFields.TRIGGER).equals("close");
+            if ((assigned || closed) && e.getString(EventFields.ROLE).equals("server")) {
+                String id = e.getString(EventFields.CONNECTION_ID);
+                String arm = e.getString(EventFields.CANARY_ARM) + ":" + e.getString(EventFields.ALGORITHM);
                 assertEquals(predictedArm.get(id), arm, type + " of " + id);
                 (assigned ? assignedCounts : summaryCounts).merge(arm, 1, Integer::sum);
                 if (closed) {
@@ -85,12 +87,12 @@ class KwikCanaryTest {
                     // as it has read the answer: up to one window of the last packets is then never acknowledged
                     // (seen: 230 kB acknowledged of 300 kB with nothing lost), so acknowledged bytes only have to
                     // be a sane part of what was sent, not all of it
-                    long sent = e.getLong("bytesSent");
-                    long acked = e.getLong("bytesAcked");
-                    assertTrue(sent - e.getLong("bytesLost") >= 300_000 && sent <= 360_000,
-                            id + ": sent " + sent + ", lost " + e.getLong("bytesLost") + " for a 300000-byte download");
+                    long sent = e.getLong(EventFields.BYTES_SENT);
+                    long acked = e.getLong(EventFields.BYTES_ACKED);
+                    assertTrue(sent - e.getLong(EventFields.BYTES_LOST) >= 300_000 && sent <= 360_000,
+                            id + ": sent " + sent + ", lost " + e.getLong(EventFields.BYTES_LOST) + " for a 300000-byte download");
                     assertTrue(acked >= 120_000 && acked <= sent, id + ": acked " + acked + " of " + sent + " sent");
-                    assertEquals("ccagent", e.getString("controller"), id);
+                    assertEquals("ccagent", e.getString(EventFields.CONTROLLER), id);
                 }
             }
         }

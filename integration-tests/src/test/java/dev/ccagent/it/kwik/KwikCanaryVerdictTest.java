@@ -1,5 +1,7 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
 import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
 import jdk.jfr.consumer.RecordedEvent;
@@ -165,10 +167,10 @@ class KwikCanaryVerdictTest {
         // the recording, read with the JDK's parser: one close summary per client connection, on its predicted arm
         assertTrue(Files.size(rec) > 0, "no recording at " + rec);
         for (RecordedEvent e : RecordingFile.readAllEvents(rec)) {
-            if (e.getEventType().getName().equals("dev.ccagent.ConnectionSummary") && e.getString("role").equals("server")
-                    && e.getString("trigger").equals("close")) {
-                String id = e.getString("connectionId");
-                String arm = e.getString("canaryArm") + " " + e.getString("algorithm");
+            if (e.getEventType().getName().equals(EventNames.CONNECTION_SUMMARY) && e.getString(EventFields.ROLE).equals("server")
+                    && e.getString(EventFields.TRIGGER).equals("close")) {
+                String id = e.getString(EventFields.CONNECTION_ID);
+                String arm = e.getString(EventFields.CANARY_ARM) + " " + e.getString(EventFields.ALGORITHM);
                 assertEquals(null, out.arm.put(id, arm), "two close summaries for " + id);
                 String[] predicted = AgentJar.predictArm(args, HexFormat.of().parseHex(id));
                 assertEquals(predicted[0] + " " + predicted[1], arm, "arm of " + id);

@@ -41,7 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class KwikCpuTest {
 
     static final long BYTES = 10_000_000;
-    static final int PAIRS = 5;
+    static final int PAIRS = 3;
     static final double LIMIT = 2.5;
 
     @Test

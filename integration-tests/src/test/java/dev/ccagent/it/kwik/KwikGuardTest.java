@@ -1,5 +1,7 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
 import dev.ccagent.it.ForkedJvm;
 import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
@@ -70,15 +72,15 @@ class KwikGuardTest {
         Map<String, RecordedEvent> summaries = new HashMap<>();
         for (RecordedEvent e : events) {
             switch (e.getEventType().getName()) {
-                case "dev.ccagent.CanaryRolledBack" -> rollbacks.add(e);
-                case "dev.ccagent.AlgorithmAssigned" -> {
-                    if (e.getString("role").equals("server")) {
-                        assigned.put(e.getString("connectionId"), e);
+                case EventNames.CANARY_ROLLED_BACK -> rollbacks.add(e);
+                case EventNames.ALGORITHM_ASSIGNED -> {
+                    if (e.getString(EventFields.ROLE).equals("server")) {
+                        assigned.put(e.getString(EventFields.CONNECTION_ID), e);
                     }
                 }
-                case "dev.ccagent.ConnectionSummary" -> {
-                    if (e.getString("trigger").equals("close") && e.getString("role").equals("server")) {
-                        summaries.put(e.getString("connectionId"), e);
+                case EventNames.CONNECTION_SUMMARY -> {
+                    if (e.getString(EventFields.TRIGGER).equals("close") && e.getString(EventFields.ROLE).equals("server")) {
+                        summaries.put(e.getString(EventFields.CONNECTION_ID), e);
                     }
                 }
                 default -> { }
@@ -86,18 +88,18 @@ class KwikGuardTest {
         }
         assertEquals(1, rollbacks.size(), "CanaryRolledBack events: " + rollbacks);
         RecordedEvent rb = rollbacks.get(0);
-        System.out.println("[it] guard: " + rb.getString("evidence"));
-        assertEquals(FaultyFlood.NAME, rb.getString("canaryAlgorithm"));
-        assertEquals("stock", rb.getString("baselineAlgorithm"));
-        assertEquals("loss ratio", rb.getString("metric"));
-        assertTrue(rb.getLong("canaryConnections") >= MIN_CONNECTIONS && rb.getLong("baselineConnections") >= MIN_CONNECTIONS,
+        System.out.println("[it] guard: " + rb.getString(EventFields.EVIDENCE));
+        assertEquals(FaultyFlood.NAME, rb.getString(EventFields.CANARY_ALGORITHM));
+        assertEquals("stock", rb.getString(EventFields.BASELINE_ALGORITHM));
+        assertEquals("loss ratio", rb.getString(EventFields.METRIC));
+        assertTrue(rb.getLong(EventFields.CANARY_CONNECTIONS) >= MIN_CONNECTIONS && rb.getLong(EventFields.BASELINE_CONNECTIONS) >= MIN_CONNECTIONS,
                 rb.toString());
-        assertTrue(rb.getDouble("canaryValue") > 2 * rb.getDouble("baselineValue"), rb.toString());
+        assertTrue(rb.getDouble(EventFields.CANARY_VALUE) > 2 * rb.getDouble(EventFields.BASELINE_VALUE), rb.toString());
         // the sequential test's own figures: at least 12 pairs, most of them worse, the e-value past 4/alpha
-        assertTrue(rb.getLong("trials") >= 12 && rb.getLong("worseTrials") >= 12
-                && rb.getLong("worseTrials") <= rb.getLong("trials"), rb.toString());
-        assertTrue(rb.getDouble("eValue") >= 4 / 0.01 && rb.getDouble("alpha") == 0.01, rb.toString());
-        assertTrue(rb.getString("evidence").contains("mixture sequential test"), rb.toString());
+        assertTrue(rb.getLong(EventFields.TRIALS) >= 12 && rb.getLong(EventFields.WORSE_TRIALS) >= 12
+                && rb.getLong(EventFields.WORSE_TRIALS) <= rb.getLong(EventFields.TRIALS), rb.toString());
+        assertTrue(rb.getDouble(EventFields.E_VALUE) >= 4 / 0.01 && rb.getDouble(EventFields.ALPHA) == 0.01, rb.toString());
+        assertTrue(rb.getString(EventFields.EVIDENCE).contains("mixture sequential test"), rb.toString());
         long guardLines = serverErr.lines().filter(l -> l.contains("guard: rolled back")).count();
         assertEquals(1, guardLines, "one log line with the evidence:\n" + serverErr);
 
@@ -118,22 +120,22 @@ class KwikGuardTest {
             boolean after = a.getStartTime().isAfter(at);
             if (!after) {
                 // before the rollback: the selector's split, untouched
-                assertEquals(predicted[1], a.getString("algorithm"), "arm of " + id + " before the rollback");
+                assertEquals(predicted[1], a.getString(EventFields.ALGORITHM), "arm of " + id + " before the rollback");
                 if (predicted[0].equals("canary")) {
                     canaryBefore++;
                     firstCanary = firstCanary == null || a.getStartTime().isBefore(firstCanary) ? a.getStartTime() : firstCanary;
                 }
             } else {
                 // after: the canary's share goes to the default arm
-                assertEquals("default", a.getString("canaryArm"), "arm of " + id + " after the rollback");
-                assertEquals("stock", a.getString("algorithm"), "algorithm of " + id + " after the rollback");
+                assertEquals("default", a.getString(EventFields.CANARY_ARM), "arm of " + id + " after the rollback");
+                assertEquals("stock", a.getString(EventFields.ALGORITHM), "algorithm of " + id + " after the rollback");
                 if (predicted[0].equals("canary")) {
                     redirected++;
                 }
             }
-            if (a.getString("algorithm").equals("stock")) {
+            if (a.getString(EventFields.ALGORITHM).equals("stock")) {
                 // the baseline arm is untouched: kwik's own controller on every one of its connections
-                assertEquals("stock", s.getString("controller"), id);
+                assertEquals("stock", s.getString(EventFields.CONTROLLER), id);
             }
         }
         System.out.printf("[it] guard: %d canary connections before the rollback, %d redirected after%n", canaryBefore,
@@ -142,7 +144,7 @@ class KwikGuardTest {
         assertTrue(canaryBefore >= MIN_CONNECTIONS, "rolled back on fewer canary connections than the minimum");
         // guard.window no longer bounds when the decision comes (it is the most time between the two closes of
         // a pair; the test accumulates from the start): the claim is power, the flood caught within 40 pairs
-        assertTrue(rb.getLong("trials") <= 40, "the flood took " + rb.getLong("trials") + " pairs: " + rb);
+        assertTrue(rb.getLong(EventFields.TRIALS) <= 40, "the flood took " + rb.getLong(EventFields.TRIALS) + " pairs: " + rb);
         System.out.println("[it] guard: rolled back " + Duration.between(firstCanary, at) + " after the first canary connection");
         assertTrue(redirected > 0, "no connection that the selector put on the canary came after the rollback:"
                 + " raise CONNECTIONS");
@@ -209,10 +211,10 @@ class KwikGuardTest {
         Map<String, Integer> closed = new java.util.TreeMap<>();
         for (RecordedEvent e : r.events) {
             String type = e.getEventType().getName();
-            assertTrue(!type.equals("dev.ccagent.CanaryRolledBack"), "A/A rolled back: " + e);
-            if (type.equals("dev.ccagent.ConnectionSummary") && e.getString("trigger").equals("close")
-                    && e.getString("role").equals("server")) {
-                closed.merge(e.getString("canaryArm") + ":" + e.getString("algorithm"), 1, Integer::sum);
+            assertTrue(!type.equals(EventNames.CANARY_ROLLED_BACK), "A/A rolled back: " + e);
+            if (type.equals(EventNames.CONNECTION_SUMMARY) && e.getString(EventFields.TRIGGER).equals("close")
+                    && e.getString(EventFields.ROLE).equals("server")) {
+                closed.merge(e.getString(EventFields.CANARY_ARM) + ":" + e.getString(EventFields.ALGORITHM), 1, Integer::sum);
             }
         }
         System.out.println("[it] guard A/A: closed connections per arm " + closed);
@@ -271,13 +273,13 @@ class KwikGuardTest {
         Map<String, Integer> alarms = new java.util.TreeMap<>();
         for (RecordedEvent e : RecordingFile.readAllEvents(rec)) {
             String type = e.getEventType().getName();
-            assertTrue(!type.equals("dev.ccagent.CanaryRolledBack"), "the adversary rolled the canary back: " + e);
-            if (type.equals("dev.ccagent.ConnectionSummary") && e.getString("trigger").equals("close")
-                    && e.getString("role").equals("server")) {
-                closed.merge(e.getString("canaryArm") + ":" + e.getString("algorithm"), 1, Integer::sum);
+            assertTrue(!type.equals(EventNames.CANARY_ROLLED_BACK), "the adversary rolled the canary back: " + e);
+            if (type.equals(EventNames.CONNECTION_SUMMARY) && e.getString(EventFields.TRIGGER).equals("close")
+                    && e.getString(EventFields.ROLE).equals("server")) {
+                closed.merge(e.getString(EventFields.CANARY_ARM) + ":" + e.getString(EventFields.ALGORITHM), 1, Integer::sum);
             }
-            if (type.equals("dev.ccagent.SendLoopSpin") || type.equals("dev.ccagent.AckOnlySendLoop")
-                    || type.equals("dev.ccagent.PacingStall") || type.equals("dev.ccagent.CpuSpin")) {
+            if (type.equals(EventNames.SEND_LOOP_SPIN) || type.equals(EventNames.ACK_ONLY_SEND_LOOP)
+                    || type.equals(EventNames.PACING_STALL) || type.equals(EventNames.CPU_SPIN)) {
                 alarms.merge(type, 1, Integer::sum);
             }
         }

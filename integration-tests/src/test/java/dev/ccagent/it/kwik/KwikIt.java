@@ -41,20 +41,31 @@ final class KwikIt {
     }
 
     /**
-     * The forked JVMs' class path: this module's classes and kwik with its dependencies only; never
+     * The forked JVMs' class path: test-apps' classes (where the servers and clients are, a directory or
+     * jar on the test class path) and kwik with its dependencies only; never
      * the agent's classes, cc-impl or Byte Buddy (they come only with -javaagent or attach, as in
      * production).
      */
     static String appClassPath() {
         String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         String sep = File.separator;
-        String mine = "integration-tests" + sep + "target" + sep + "classes";
-        String result = ForkedJvm.filterClassPath(cp, e -> e.endsWith(mine)
+        String mine = testAppsClasses();
+        String result = ForkedJvm.filterClassPath(cp, e -> Path.of(e).toAbsolutePath().normalize().toString().equals(mine)
                 || e.contains(sep + "tech" + sep + "kwik" + sep)
                 || e.contains(sep + "at" + sep + "favre" + sep)
                 || e.contains(sep + "io" + sep + "whitfin" + sep));
         assertTrue(result.contains(mine) && result.contains("kwik-"), "unexpected test class path: " + cp);
         return result;
+    }
+
+    /** Where test-apps' classes are on the test class path ({@link KwikBulkServer}'s code source). */
+    static String testAppsClasses() {
+        try {
+            return Path.of(KwikBulkServer.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toAbsolutePath()
+                    .normalize().toString();
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The class path plus Byte Buddy, for servers that also run the test-only {@link StallWidener}. */
@@ -140,6 +151,42 @@ final class KwikIt {
         return awaitPort(launchServer(dir, name, agentArgs, serverArgs));
     }
 
+    private static Path lossTimerWidenerJar;
+
+    /** A manifest-only agent jar whose Premain-Class is {@link LossTimerWidener} (found on the class path). */
+    static synchronized Path lossTimerWidenerJar() throws IOException {
+        if (lossTimerWidenerJar == null) {
+            Path file = workDir("loss-timer-widener").resolve("loss-timer-widener-" + ProcessHandle.current().pid() + ".jar");
+            java.util.jar.Manifest mf = new java.util.jar.Manifest();
+            mf.getMainAttributes().put(java.util.jar.Attributes.Name.MANIFEST_VERSION, "1.0");
+            mf.getMainAttributes().putValue("Premain-Class", LossTimerWidener.class.getName());
+            try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(file), mf)) {
+                out.flush();
+            }
+            lossTimerWidenerJar = file;
+        }
+        return lossTimerWidenerJar;
+    }
+
+    /**
+     * A client that also runs the test-only {@link LossTimerWidener} (before the agent; {@link #NO_AGENT}
+     * for none).
+     */
+    static ForkedJvm launchClientWithLossTimerWidener(Path dir, String name, String agentArgs, Duration timeout,
+                                                      String... args) throws IOException {
+        ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkClient.class.getName())
+                .classPath(appClassPathWithByteBuddy())
+                .dir(dir)
+                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
+                .args(args)
+                .args("--timeout-seconds", Long.toString(timeout.toSeconds()));
+        b.javaagent(lossTimerWidenerJar(), null);
+        if (!NO_AGENT.equals(agentArgs)) {
+            b.javaagent(agentJar(), agentArgs);
+        }
+        return b.start();
+    }
+
     /** Starts a server JVM without waiting (see {@link #awaitPort}): to start several side by side. */
     static ForkedJvm launchServer(Path dir, String name, String agentArgs, String... serverArgs)
             throws IOException, InterruptedException {
@@ -216,8 +263,8 @@ final class KwikIt {
     static final String NO_AGENT = "";
 
     /**
-     * Starts a client without waiting for it (see {@link #finish}); {@code agentArgs} null: the stream-stall
-     * fix only ({@link dev.ccagent.it.bench.KwikRun#CLIENT_AGENT}: the client writes a stream too);
+     * Starts a client without waiting for it (see {@link #finish}); {@code agentArgs} null: kwik's two fixes
+     * only ({@link KwikBulkClient#CLIENT_AGENT}: the client writes a stream too);
      * {@link #NO_AGENT}: none.
      */
     static ForkedJvm launchClient(Path dir, String name, String agentArgs, Duration timeout, String... args)
@@ -229,7 +276,7 @@ final class KwikIt {
                 .args(args)
                 .args("--timeout-seconds", Long.toString(timeout.toSeconds()));
         if (!NO_AGENT.equals(agentArgs)) {
-            b.javaagent(agentJar(), agentArgs != null ? agentArgs : dev.ccagent.it.bench.KwikRun.CLIENT_AGENT);
+            b.javaagent(agentJar(), agentArgs != null ? agentArgs : KwikBulkClient.CLIENT_AGENT);
         }
         return b.start();
     }

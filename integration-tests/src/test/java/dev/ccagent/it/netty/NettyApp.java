@@ -111,9 +111,18 @@ final class NettyApp {
         }
     }
 
-    /** The app's classes for a version: the module's for 4.2, a copy with the incubator's package otherwise. */
+    /**
+     * test-apps' classes (NettyBulkApp) and the emulator's with the link model it plays out, which
+     * NettyBulkApp runs in its own JVM (directories named by system properties the pom sets).
+     */
+    static String testAppsClassPath() {
+        return System.getProperty("it.classes") + File.pathSeparator + System.getProperty("it.emulator.classes")
+                + File.pathSeparator + System.getProperty("it.link-model.classes");
+    }
+
+    /** The app's classes for a version: test-apps' for 4.2, a copy with the incubator's package otherwise. */
     static synchronized String appClasses(Version v) throws Exception {
-        String itClasses = System.getProperty("it.classes");
+        String itClasses = testAppsClassPath();
         if (v != Version.INCUBATOR) {
             return itClasses;
         }
@@ -165,7 +174,7 @@ final class NettyApp {
 
     /**
      * Compiles one framework application ({@code src/frameworks/java/dev/ccagent/it/netty/NAME.java}) against
-     * {@code classPath} (it uses this module's emulator and NettyBulkApp's helpers) into its own directory.
+     * {@code classPath} (it uses the emulator and NettyBulkApp's helpers) into its own directory.
      */
     static synchronized String frameworkClasses(String simpleName, String classPath) throws Exception {
         Path src = Path.of(System.getProperty("it.frameworks.sources"), "dev", "ccagent", "it", "netty",
@@ -173,11 +182,11 @@ final class NettyApp {
         Path out = WORK.resolve("framework-" + simpleName).toAbsolutePath();
         Files.createDirectories(out);
         int rc = ToolProvider.getSystemJavaCompiler().run(null, null, null, "-nowarn", "-d", out.toString(), "-cp",
-                System.getProperty("it.classes") + File.pathSeparator + classPath, src.toString());
+                testAppsClassPath() + File.pathSeparator + classPath, src.toString());
         if (rc != 0) {
             throw new IllegalStateException("compiling " + src + " failed");
         }
-        return out + File.pathSeparator + System.getProperty("it.classes");
+        return out + File.pathSeparator + testAppsClassPath();
     }
 
     /** Runs {@code mainClass} on {@code classPath} with the agent and waits at most {@code timeoutSeconds}. */

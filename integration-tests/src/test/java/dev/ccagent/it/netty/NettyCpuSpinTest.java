@@ -1,6 +1,7 @@
 package dev.ccagent.it.netty;
 
-import dev.ccagent.agent.report.RecordingReport;
+import dev.ccagent.jfr.EventNames;
+import dev.ccagent.report.RecordingReport;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -34,8 +35,8 @@ class NettyCpuSpinTest {
                 run.lines("CPU spin monitor").toString());
         RecordingReport r = RecordingReport.read(rec);
         assertNull(r.problem(), "the whole recording was readable");
-        assertTrue(r.count("dev.ccagent.AlgorithmAssigned") >= 6, "the agent saw the connections: " + r.counts());
-        assertEquals(0, r.count("dev.ccagent.CpuSpin"), r.counts().toString());
+        assertTrue(r.count(EventNames.ALGORITHM_ASSIGNED) >= 6, "the agent saw the connections: " + r.counts());
+        assertEquals(0, r.count(EventNames.CPU_SPIN), r.counts().toString());
         System.out.println("netty: " + run.lines("CPU cpuMs"));
     }
 }

@@ -1,6 +1,7 @@
 package dev.ccagent.it.netty;
 
-import dev.ccagent.agent.report.RecordingReport;
+import dev.ccagent.jfr.EventNames;
+import dev.ccagent.report.RecordingReport;
 import com.sun.tools.attach.VirtualMachine;
 import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.Test;
@@ -153,13 +154,12 @@ class NettyFrameworksTest {
 
     /**
      * Late attach to a running Reactor Netty HTTP/3 server: its quiche config was built before the agent
-     * arrived, so the application's settings are unknown and the agent leaves its connections alone (fail
-     * open): quiche keeps the application's cubic (no halving although netty.cc=reno), recorded as the
-     * application's setting with the reason.
+     * arrived; the agent reads the application's settings (quiche's default cubic) from quiche at the
+     * first connection, and the connections after the attach run netty.cc=reno: quiche halves.
      */
     @Test
     @Timeout(240)
-    void reactorNettyLateAttachKeepsTheRunningServersSetting() throws Exception {
+    void reactorNettyLateAttachForcesRenoOnTheRunningServersConfig() throws Exception {
         Path rec = NettyApp.WORK.resolve("reactor-late.jfr").toAbsolutePath();
         Path go = NettyApp.WORK.resolve("reactor-late.go").toAbsolutePath();
         Files.deleteIfExists(rec);
@@ -184,14 +184,15 @@ class NettyFrameworksTest {
             NettyApp.Run r = new NettyApp.Run(exit, jvm.stdout(), jvm.stderr());
             assertIntact(r, 2);
             assertFalse(r.lines("installed on attach").isEmpty(), r.tail());
-            assertFalse(r.lines("created before the agent was installed").isEmpty(), r.tail());
+            assertFalse(r.lines("predates the agent; its settings, read from quiche: algorithm cubic").isEmpty(),
+                    r.tail());
             Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
             assertEquals(2, assigned.size(), assigned.toString() + r.tail());
             Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);
             for (QuicheEvidence.Assignment a : assigned.values()) {
-                assertTrue(a.reason.startsWith("application's setting (refused: this native config was created before"),
-                        a.toString());
-                windows.get(a.id).assertNotReno();
+                assertEquals("reno", a.algorithm, a.toString());
+                assertEquals("forced", a.reason, a.toString());
+                windows.get(a.id).assertReno();
             }
         }
     }
@@ -214,6 +215,6 @@ class NettyFrameworksTest {
             assertEquals("forced", a.reason, a.toString());
             windows.get(a.id).assertNotReno();
         }
-        assertEquals(0, RecordingReport.read(rec).count("dev.ccagent.SendLoopSpin"), "SendLoopSpin events");
+        assertEquals(0, RecordingReport.read(rec).count(EventNames.SEND_LOOP_SPIN), "SendLoopSpin events");
     }
 }

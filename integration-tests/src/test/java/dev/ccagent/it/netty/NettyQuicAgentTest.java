@@ -1,9 +1,11 @@
 package dev.ccagent.it.netty;
 
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
 import dev.ccagent.agent.config.AgentArgs;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.select.AlgorithmSelector;
-import dev.ccagent.agent.report.RecordingReport;
+import dev.ccagent.report.RecordingReport;
 import jdk.jfr.consumer.RecordedEvent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -161,86 +163,86 @@ class NettyQuicAgentTest {
                 200, "connections=" + n, "bytes=6291456", "app-cc=reno", "link=40000000,5,1,0");
         assertIntact(r, n);
         RecordingReport report = RecordingReport.read(rec);
-        List<RecordedEvent> assigned = report.events("dev.ccagent.AlgorithmAssigned");
+        List<RecordedEvent> assigned = report.events(EventNames.ALGORITHM_ASSIGNED);
         // one per connection on each side
         assertEquals(2 * n, assigned.size(), assigned.toString());
         Set<String> serverIds = new HashSet<>();
         for (RecordedEvent e : assigned) {
-            assertEquals("netty", e.getString("library"));
-            String role = e.getString("role");
+            assertEquals("netty", e.getString(EventFields.LIBRARY));
+            String role = e.getString(EventFields.ROLE);
             assertTrue(role.equals("server") || role.equals("client"), role);
-            assertTrue(e.getString("connectionId").matches("[0-9a-f]{16,40}"), e.toString());
-            String arm = e.getString("canaryArm");
-            String algorithm = e.getString("algorithm");
+            assertTrue(e.getString(EventFields.CONNECTION_ID).matches("[0-9a-f]{16,40}"), e.toString());
+            String arm = e.getString(EventFields.CANARY_ARM);
+            String algorithm = e.getString(EventFields.ALGORITHM);
             if (arm.equals("canary")) {
                 assertEquals("bbr2_gcongestion", algorithm, e.toString());
-                assertTrue(e.getString("reason").startsWith("canary split"), e.toString());
+                assertTrue(e.getString(EventFields.REASON).startsWith("canary split"), e.toString());
             } else {
                 assertEquals("default", arm, e.toString());
                 assertEquals("cubic", algorithm, e.toString());
-                assertEquals("forced", e.getString("reason"), e.toString());
+                assertEquals("forced", e.getString(EventFields.REASON), e.toString());
             }
-            assertTrue(e.getString("options").contains("initial-cwnd=20"), e.toString());
-            assertTrue(e.getString("options").contains("pacing=none"), e.toString());
+            assertTrue(e.getString(EventFields.OPTIONS).contains("initial-cwnd=20"), e.toString());
+            assertTrue(e.getString(EventFields.OPTIONS).contains("pacing=none"), e.toString());
             if (role.equals("server")) {
-                serverIds.add(e.getString("connectionId"));
+                serverIds.add(e.getString(EventFields.CONNECTION_ID));
             }
         }
         assertEquals(n, serverIds.size(), assigned.toString());
-        List<RecordedEvent> states = report.events("dev.ccagent.CongestionState");
-        List<RecordedEvent> server = states.stream().filter(e -> serverIds.contains(e.getString("connectionId")))
+        List<RecordedEvent> states = report.events(EventNames.CONGESTION_STATE);
+        List<RecordedEvent> server = states.stream().filter(e -> serverIds.contains(e.getString(EventFields.CONNECTION_ID)))
                 .collect(Collectors.toList());
         // 6 MiB at <= 40 Mbit/s takes >= 1.2 s per connection: several 200 ms samples each
         assertTrue(server.size() >= n * 2, "server CongestionState events: " + server.size());
         boolean sawLoadedWindow = false;
         for (RecordedEvent e : server) {
-            assertEquals("netty", e.getString("library"));
-            assertEquals("periodic", e.getString("trigger"));
-            String algorithm = e.getString("algorithm");
+            assertEquals("netty", e.getString(EventFields.LIBRARY));
+            assertEquals("periodic", e.getString(EventFields.TRIGGER));
+            String algorithm = e.getString(EventFields.ALGORITHM);
             assertTrue(algorithm.equals("cubic") || algorithm.equals("bbr2_gcongestion"), e.toString());
-            assertEquals("quiche " + algorithm, e.getString("mode"));
-            long cwnd = e.getLong("congestionWindow");
-            long srtt = e.getLong("smoothedRtt");
+            assertEquals("quiche " + algorithm, e.getString(EventFields.MODE));
+            long cwnd = e.getLong(EventFields.CONGESTION_WINDOW);
+            long srtt = e.getLong(EventFields.SMOOTHED_RTT);
             assertTrue(cwnd > 0 && cwnd < (1L << 30), e.toString());
             // 10 ms emulated round trip; quiche's smoothed RTT stays within loaded-machine margins
             assertTrue(srtt >= 1_000_000L && srtt < 2_000_000_000L, e.toString());
-            assertTrue(e.getLong("packetsLost") >= 0 && e.getLong("bandwidthEstimate") >= 0, e.toString());
-            sawLoadedWindow |= cwnd > 20 * 1350L && e.getLong("bandwidthEstimate") > 0;
+            assertTrue(e.getLong(EventFields.PACKETS_LOST) >= 0 && e.getLong(EventFields.BANDWIDTH_ESTIMATE) >= 0, e.toString());
+            sawLoadedWindow |= cwnd > 20 * 1350L && e.getLong(EventFields.BANDWIDTH_ESTIMATE) > 0;
         }
         assertTrue(sawLoadedWindow, "a window beyond the initial one and a delivery rate: " + server);
         // every connection measured the same way (quiche's path stats): a close ConnectionSummary per server connection
         Map<String, RecordedEvent> closeSummaries = new java.util.HashMap<>();
-        for (RecordedEvent e : report.events("dev.ccagent.ConnectionSummary")) {
-            if (e.getString("trigger").equals("close") && serverIds.contains(e.getString("connectionId"))) {
-                assertTrue(closeSummaries.put(e.getString("connectionId"), e) == null, "two close summaries: " + e);
+        for (RecordedEvent e : report.events(EventNames.CONNECTION_SUMMARY)) {
+            if (e.getString(EventFields.TRIGGER).equals("close") && serverIds.contains(e.getString(EventFields.CONNECTION_ID))) {
+                assertTrue(closeSummaries.put(e.getString(EventFields.CONNECTION_ID), e) == null, "two close summaries: " + e);
             }
         }
         assertEquals(serverIds, closeSummaries.keySet(), "close summaries of the server connections");
         for (RecordedEvent e : closeSummaries.values()) {
-            assertEquals("netty", e.getString("library"), e.toString());
-            assertEquals("ccagent", e.getString("controller"), e.toString());
-            String algorithm = e.getString("algorithm");
+            assertEquals("netty", e.getString(EventFields.LIBRARY), e.toString());
+            assertEquals("ccagent", e.getString(EventFields.CONTROLLER), e.toString());
+            String algorithm = e.getString(EventFields.ALGORITHM);
             assertTrue(algorithm.equals("cubic") || algorithm.equals("bbr2_gcongestion"), e.toString());
             // the last 200 ms sample before the close: most of the 6 MiB, never more than sent
-            assertTrue(e.getLong("bytesSent") > 3_000_000 && e.getLong("bytesAcked") <= e.getLong("bytesSent"), e.toString());
-            assertTrue(e.getLong("rttSamples") > 0 && e.getLong("rttP50") >= 1_000_000L, e.toString());
+            assertTrue(e.getLong(EventFields.BYTES_SENT) > 3_000_000 && e.getLong(EventFields.BYTES_ACKED) <= e.getLong(EventFields.BYTES_SENT), e.toString());
+            assertTrue(e.getLong(EventFields.RTT_SAMPLES) > 0 && e.getLong(EventFields.RTT_P50) >= 1_000_000L, e.toString());
         }
         // send-path allocation per datagram on the event-loop thread, per detector window
-        List<RecordedEvent> alloc = report.events("dev.ccagent.SendPathAllocation").stream()
-                .filter(e -> "netty".equals(e.getString("library")) && serverIds.contains(e.getString("connectionId")))
+        List<RecordedEvent> alloc = report.events(EventNames.SEND_PATH_ALLOCATION).stream()
+                .filter(e -> "netty".equals(e.getString(EventFields.LIBRARY)) && serverIds.contains(e.getString(EventFields.CONNECTION_ID)))
                 .collect(Collectors.toList());
         assertFalse(alloc.isEmpty(), "SendPathAllocation events of the server connections");
         for (RecordedEvent e : alloc) {
-            assertEquals("sender", e.getString("path"), e.toString());
-            assertTrue(e.getString("threadName").contains("nioEventLoop"), e.toString());
+            assertEquals("sender", e.getString(EventFields.PATH), e.toString());
+            assertTrue(e.getString(EventFields.THREAD_NAME).contains("nioEventLoop"), e.toString());
         }
-        assertTrue(alloc.stream().anyMatch(e -> e.getLong("packets") > 100 && e.getLong("bytesPerPacket") >= 0),
+        assertTrue(alloc.stream().anyMatch(e -> e.getLong(EventFields.PACKETS) > 100 && e.getLong(EventFields.BYTES_PER_PACKET) >= 0),
                 alloc.toString());
         System.out.println("netty jfr: " + assigned.size() + " AlgorithmAssigned, " + states.size()
                 + " CongestionState, " + alloc.size() + " server SendPathAllocation (bytes/datagram "
-                + alloc.stream().map(e -> Long.toString(e.getLong("bytesPerPacket"))).collect(Collectors.joining(","))
-                + "), SendLoopSpin " + report.count("dev.ccagent.SendLoopSpin") + ", AckOnlySendLoop "
-                + report.count("dev.ccagent.AckOnlySendLoop"));
+                + alloc.stream().map(e -> Long.toString(e.getLong(EventFields.BYTES_PER_PACKET))).collect(Collectors.joining(","))
+                + "), SendLoopSpin " + report.count(EventNames.SEND_LOOP_SPIN) + ", AckOnlySendLoop "
+                + report.count(EventNames.ACK_ONLY_SEND_LOOP));
     }
 
     /**
@@ -276,8 +278,8 @@ class NettyQuicAgentTest {
                     .orElseThrow(() -> new AssertionError(on.tail()));
             // no busy send loop on a healthy run, either way (the spin detector's recording)
             RecordingReport reportOn = RecordingReport.read(recOn);
-            assertEquals(0, reportOn.count("dev.ccagent.SendLoopSpin"), "SendLoopSpin, pacing on");
-            assertEquals(0, RecordingReport.read(recOff).count("dev.ccagent.SendLoopSpin"), "SendLoopSpin, pacing off");
+            assertEquals(0, reportOn.count(EventNames.SEND_LOOP_SPIN), "SendLoopSpin, pacing on");
+            assertEquals(0, RecordingReport.read(recOff).count(EventNames.SEND_LOOP_SPIN), "SendLoopSpin, pacing off");
             long cpuOn = on.number("CPU cpuMs=", "cpuMs");
             long cpuOff = off.number("CPU cpuMs=", "cpuMs");
             System.out.println("pacing off: " + off.lines("WRITES") + " " + off.lines("EMULATOR") + " "
@@ -293,12 +295,12 @@ class NettyQuicAgentTest {
             }
             // quiche's own bandwidth estimate in the paced run: pacing follows it, so an estimate above the
             // link's 10 Mbit/s keeps a queue standing, paced or not
-            Set<String> serverIds = reportOn.events("dev.ccagent.AlgorithmAssigned").stream()
-                    .filter(e -> "server".equals(e.getString("role"))).map(e -> e.getString("connectionId"))
+            Set<String> serverIds = reportOn.events(EventNames.ALGORITHM_ASSIGNED).stream()
+                    .filter(e -> "server".equals(e.getString(EventFields.ROLE))).map(e -> e.getString(EventFields.CONNECTION_ID))
                     .collect(Collectors.toSet());
-            String estimates = reportOn.events("dev.ccagent.CongestionState").stream()
-                    .filter(e -> serverIds.contains(e.getString("connectionId")))
-                    .map(e -> String.format(java.util.Locale.ROOT, "%.1f", e.getLong("bandwidthEstimate") * 8e-6))
+            String estimates = reportOn.events(EventNames.CONGESTION_STATE).stream()
+                    .filter(e -> serverIds.contains(e.getString(EventFields.CONNECTION_ID)))
+                    .map(e -> String.format(java.util.Locale.ROOT, "%.1f", e.getLong(EventFields.BANDWIDTH_ESTIMATE) * 8e-6))
                     .collect(Collectors.joining(" "));
             disagreements.add("attempt " + attempt + ": " + disagreement + "\nquiche's bandwidth estimates, paced run,"
                     + " server, every 250 ms, Mbit/s: " + estimates);

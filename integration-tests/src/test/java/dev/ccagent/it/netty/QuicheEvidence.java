@@ -1,8 +1,10 @@
 package dev.ccagent.it.netty;
 
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
 import dev.ccagent.agent.config.AgentArgs;
 import dev.ccagent.agent.config.AgentConfig;
-import dev.ccagent.agent.report.RecordingReport;
+import dev.ccagent.report.RecordingReport;
 import dev.ccagent.agent.select.AlgorithmSelector;
 import jdk.jfr.consumer.RecordedEvent;
 
@@ -28,18 +30,25 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * ({@code BETA_CUBIC}); BBR (gcongestion) has no halving. Sampled every 10 ms on a 40 ms round trip, a
  * reduction shows as one sample-to-sample ratio: reno's median sits at 0.5 (measured 0.500-0.553),
  * cubic's at 0.7 (0.700-0.739); bbr's window has no fixed reduction factor: mostly none or 0.7 and
- * above, but a clean-clone run saw a single bbr drop at 0.617 (77 samples, 101 of 1,025 packets lost).
- * So "not reno" is the complement of reno's range: no drop, or a median above {@link #RENO_MAX}.
+ * above, but clean-clone runs saw a single bbr drop at 0.617 (77 samples, 101 of 1,025 packets lost) and
+ * one at 0.553 (64 samples, 62 of 986 lost), inside reno's range. One reduction cannot tell them apart;
+ * reno halves at each loss episode, and 1% random loss spreads its losses over several: of 28 reno
+ * connections in the suite's own runs (the reno and Vert.x tests' output, 5 to 250 lost), none showed
+ * fewer than 2 halvings (2 with 74 lost, 3 with 7). So a reno connection that lost
+ * {@link #LOSSES_FOR_ONE_DROP} or more packets shows more than one halving. So "not
+ * reno" is: no drop, a median above {@link #RENO_MAX}, or a single drop among that many losses.
  */
 final class QuicheEvidence {
 
     /** A median drop ratio at or below this is reno's halving. */
     static final double RENO_MAX = 0.60;
+    /** Losses that reno cannot take with only one halving at 1% random loss (see the class comment). */
+    static final int LOSSES_FOR_ONE_DROP = 10;
     /** A median drop ratio at or above this is cubic's 0.7 (assertCubicLike). */
     static final double NOT_RENO_MIN = 0.62;
 
     private static final Pattern QUICHE = Pattern.compile(
-            "QUICHE (?:scid=(\\S+)|conn=(\\d+)) samples=(\\d+) drops=(\\d+) dropRatioP50=([0-9.]+) cwndMax=(\\d+)");
+            "QUICHE (?:scid=(\\S+)|conn=(\\d+)) samples=(\\d+) drops=(\\d+) dropRatioP50=([0-9.]+) cwndMax=(\\d+) lost=(\\d+)");
 
     private QuicheEvidence() {
     }
@@ -50,13 +59,15 @@ final class QuicheEvidence {
         final int samples;
         final int drops;
         final double dropRatio;
+        final long lost;
         final String line;
 
-        Window(String id, int samples, int drops, double dropRatio, String line) {
+        Window(String id, int samples, int drops, double dropRatio, long lost, String line) {
             this.id = id;
             this.samples = samples;
             this.drops = drops;
             this.dropRatio = dropRatio;
+            this.lost = lost;
             this.line = line;
         }
 
@@ -66,10 +77,14 @@ final class QuicheEvidence {
             assertTrue(drops >= 1 && dropRatio <= RENO_MAX, "expected reno's 0.5 reductions: " + line);
         }
 
-        /** Not reno: no reduction, or reductions whose median is above reno's halving (0.500-0.553 measured). */
+        /**
+         * Not reno: no reduction, reductions whose median is above reno's halving (0.500-0.553 measured),
+         * or one reduction among more losses than reno takes with one halving.
+         */
         void assertNotReno() {
             assertTrue(samples >= 10, "too few window samples: " + line);
-            assertTrue(drops == 0 || dropRatio > RENO_MAX, "expected no 0.5 reductions (not reno): " + line);
+            assertTrue(drops == 0 || dropRatio > RENO_MAX || (drops == 1 && lost >= LOSSES_FOR_ONE_DROP),
+                    "expected no 0.5 reductions (not reno): " + line);
         }
 
         /** Cubic's 0.7: at least one reduction, median at or above 0.62. */
@@ -87,7 +102,7 @@ final class QuicheEvidence {
             if (m.find()) {
                 String id = m.group(1) != null ? m.group(1) : "conn=" + m.group(2);
                 out.put(id, new Window(id, Integer.parseInt(m.group(3)), Integer.parseInt(m.group(4)),
-                        Double.parseDouble(m.group(5)), line));
+                        Double.parseDouble(m.group(5)), Long.parseLong(m.group(7)), line));
             }
         }
         return out;
@@ -111,11 +126,11 @@ final class QuicheEvidence {
         final String options;
 
         Assignment(RecordedEvent e) {
-            this.id = e.getString("connectionId");
-            this.arm = e.getString("canaryArm");
-            this.algorithm = e.getString("algorithm");
-            this.reason = e.getString("reason");
-            this.options = e.getString("options");
+            this.id = e.getString(EventFields.CONNECTION_ID);
+            this.arm = e.getString(EventFields.CANARY_ARM);
+            this.algorithm = e.getString(EventFields.ALGORITHM);
+            this.reason = e.getString(EventFields.REASON);
+            this.options = e.getString(EventFields.OPTIONS);
         }
 
         @Override
@@ -131,8 +146,8 @@ final class QuicheEvidence {
     static Map<String, Assignment> serverAssignments(Path recording, String agentArgs) throws Exception {
         AgentConfig config = AgentArgs.parse(agentArgs).config();
         Map<String, Assignment> out = new HashMap<>();
-        for (RecordedEvent e : RecordingReport.read(recording).events("dev.ccagent.AlgorithmAssigned")) {
-            if (!"netty".equals(e.getString("library")) || !"server".equals(e.getString("role"))) {
+        for (RecordedEvent e : RecordingReport.read(recording).events(EventNames.ALGORITHM_ASSIGNED)) {
+            if (!"netty".equals(e.getString(EventFields.LIBRARY)) || !"server".equals(e.getString(EventFields.ROLE))) {
                 continue;
             }
             Assignment a = new Assignment(e);

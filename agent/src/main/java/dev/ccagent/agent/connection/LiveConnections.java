@@ -1,0 +1,61 @@
+package dev.ccagent.agent.connection;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+
+/**
+ * The registry of live connections whose congestion control the agent runs (today kwik's adapters
+ * register here), held weakly (a side table: nothing is added to the library's classes, so late
+ * attach can retransform them). Read by periodic JFR events, the spin detector, detach and status.
+ */
+public final class LiveConnections {
+
+    private static final Map<LiveConnection, Boolean> LIVE = new WeakHashMap<>();
+
+    private LiveConnections() {
+    }
+
+    /** Public: called by a library's hooks, which may be defined in that library's own class loader. */
+    public static void register(LiveConnection adapter) {
+        synchronized (LIVE) {
+            LIVE.put(adapter, Boolean.TRUE);
+        }
+    }
+
+    /**
+     * Detach: hands every live connection to its library's controller (our bytes in flight go with it) and
+     * forgets them. Returns how many were switched. Never throws.
+     */
+    public static int detachAll() {
+        int switched = 0;
+        for (LiveConnection a : live()) {
+            try {
+                if (a.switchToStock()) {
+                    switched++;
+                }
+            } catch (Throwable ignored) {
+                // switchToStock does not throw; nothing else to do for this one
+            }
+        }
+        synchronized (LIVE) {
+            LIVE.clear();
+        }
+        return switched;
+    }
+
+    /** Live connections known (tests, status). */
+    public static int size() {
+        synchronized (LIVE) {
+            return LIVE.size();
+        }
+    }
+
+    /** A copy of the live adapters. */
+    public static List<LiveConnection> live() {
+        synchronized (LIVE) {
+            return new ArrayList<>(LIVE.keySet());
+        }
+    }
+}

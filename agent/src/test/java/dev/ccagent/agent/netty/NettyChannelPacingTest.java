@@ -1,0 +1,164 @@
+package dev.ccagent.agent.netty;
+
+import dev.ccagent.agent.config.AgentArgs;
+import dev.ccagent.agent.runtime.AgentRuntime;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.DefaultChannelId;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The send-loop hooks change Netty's send loop only for a QUIC channel whose parent (UDP) channel has
+ * the agent's pacer: without one (the codec was added before a late attach, the pacer was refused or
+ * removed) a datagram quiche wants later must not stop the send loop, which made Netty flush once per
+ * datagram. The QUIC channel is an EmbeddedChannel whose parent is the UDP channel, as a
+ * {@code QuicheQuicChannel}'s parent is its codec's channel.
+ */
+class NettyChannelPacingTest {
+
+    @BeforeEach
+    void pacingOn() {
+        AgentRuntime.setConfig(AgentArgs.parse("netty.pacing=on;netty.stats.period=off;log=off").config());
+    }
+
+    @AfterEach
+    void reset() {
+        NettyPacingHooks.endSendLoop();
+        AgentRuntime.setConfig(null);
+    }
+
+    private static EmbeddedChannel quicChannelOf(EmbeddedChannel udp) {
+        return new EmbeddedChannel(udp, DefaultChannelId.newInstance(), true, false, new ChannelInboundHandlerAdapter());
+    }
+
+    @Test
+    void withoutAPacerUnderTheChannelNettysSendLoopIsLeftAlone() {
+        EmbeddedChannel udp = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
+        EmbeddedChannel quic = quicChannelOf(udp);
+        NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 20_000_000L));
+        assertFalse(NettyHooks.holdSendLoop(quic), "send loop stopped for a datagram no pacer will hold");
+        NettyPacer.heldOf(quic, true)[0] = 1; // even a stale held count
+        assertFalse(NettyHooks.skipSend(quic), "connectionSend skipped on a channel without a pacer");
+        quic.finishAndReleaseAll();
+        udp.finishAndReleaseAll();
+    }
+
+    @Test
+    void withThePacerUnderTheChannelALaterDatagramHoldsTheSendLoop() {
+        EmbeddedChannel udp = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
+        udp.pipeline().addFirst(NettyPacer.NAME, new NettyPacer(16 * 1024));
+        EmbeddedChannel quic = quicChannelOf(udp);
+        NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 20_000_000L));
+        assertTrue(NettyHooks.holdSendLoop(quic), "the paced datagram should stop the send loop");
+        NettyPacer.heldOf(quic, true)[0] = 1;
+        assertTrue(NettyHooks.skipSend(quic), "connectionSend runs while the pacer holds the channel's datagram");
+        // the pacer goes (removed from the pipeline): from then on nothing is held for it
+        udp.pipeline().remove(NettyPacer.NAME);
+        NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 20_000_000L));
+        assertFalse(NettyHooks.holdSendLoop(quic), "send loop stopped after the pacer was removed");
+        assertFalse(NettyHooks.skipSend(quic), "connectionSend skipped after the pacer was removed");
+        quic.finishAndReleaseAll();
+        udp.finishAndReleaseAll();
+    }
+
+    /** A QUIC channel whose path stats the test sets (as quiche would report them). */
+    static final class StatsChannel extends EmbeddedChannel implements QuicChannel {
+        volatile long cwnd;
+        volatile long rtt;
+        volatile long lost;
+        int collected;
+
+        StatsChannel(EmbeddedChannel parent) {
+            super(parent, DefaultChannelId.newInstance(), true, false, new ChannelInboundHandlerAdapter());
+        }
+
+        @Override
+        public Future<QuicConnectionPathStats> collectPathStats(int pathIdx, Promise<QuicConnectionPathStats> promise) {
+            collected++;
+            long c = cwnd, r = rtt, l = lost;
+            return promise.setSuccess(new QuicConnectionPathStats() {
+                public long cwnd() {
+                    return c;
+                }
+
+                public long rtt() {
+                    return r;
+                }
+
+                public long lost() {
+                    return l;
+                }
+            });
+        }
+    }
+
+    /** Sends {@code n} datagrams of 1200 B with quiche's send time "now"; how many stopped the send loop. */
+    private static int sendNow(EmbeddedChannel udp, StatsChannel quic, int n) {
+        int holds = 0;
+        for (int i = 0; i < n; i++) {
+            NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime()));
+            if (NettyHooks.holdSendLoop(quic)) {
+                holds++;
+            }
+            udp.writeOutbound(NettyPacerTest.datagram(i, 1200));
+        }
+        return holds;
+    }
+
+    @Test
+    void renoAndCubicWithoutSendTimesArePacedFromTheirWindow() {
+        NettyPacer pacer = new NettyPacer(16 * 1024);
+        EmbeddedChannel udp = new EmbeddedChannel();
+        udp.pipeline().addFirst(NettyPacer.NAME, pacer); // as NettyPacer.install names it
+        StatsChannel quic = new StatsChannel(udp);
+        // 1200 B per 40 ms in slow start: 2 x 30 kB/s, one 1200 B datagram every 20 ms (wide enough that a
+        // loaded machine's slow loop below still runs ahead of the schedule: at load 7 the 20 sends once took
+        // 107 ms, which against 10 ms spacing left only 9 ahead)
+        quic.cwnd = 1_200;
+        quic.rtt = 40_000_000L;
+        assertEquals(0, sendNow(udp, quic, 1), "no rate before the first sample: due now");
+        assertEquals(0, pacer.queued());
+        udp.runPendingTasks(); // the sample the first datagram asked for, on the event loop
+        assertEquals(1, quic.collected);
+        assertEquals(60_000, NettyChannelPacing.of(quic).bytesPerSecond());
+        long t0 = System.nanoTime();
+        int holds = sendNow(udp, quic, 20);
+        long tookMs = (System.nanoTime() - t0) / 1_000_000;
+        // 20 datagrams 20 ms apart span 380 ms: each more than 1 ms ahead stops the send loop and waits
+        assertTrue(holds >= 10, "send loop held " + holds + " times in " + tookMs + " ms");
+        assertTrue(pacer.queued() >= 10, "queued " + pacer.queued() + " after " + tookMs + " ms");
+        udp.finishAndReleaseAll();
+        quic.finishAndReleaseAll();
+    }
+
+    @Test
+    void noWindowPacingBeforeQuichesFirstRttSampleNorOnceQuicheSetsSendTimes() {
+        NettyPacer pacer = new NettyPacer(16 * 1024);
+        EmbeddedChannel udp = new EmbeddedChannel();
+        udp.pipeline().addFirst(NettyPacer.NAME, pacer); // as NettyPacer.install names it
+        StatsChannel quic = new StatsChannel(udp);
+        quic.cwnd = 13_500;
+        quic.rtt = NettyChannelPacing.QUICHE_INITIAL_RTT_NANOS; // quiche's guess before any sample
+        sendNow(udp, quic, 1);
+        udp.runPendingTasks();
+        assertEquals(0, sendNow(udp, quic, 20));
+        assertEquals(0, pacer.queued(), "paced on quiche's initial RTT guess");
+        // quiche paces this connection itself: its times rule from then on, even after a real RTT sample
+        quic.rtt = 40_000_000L;
+        NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 5_000_000L));
+        assertTrue(NettyHooks.holdSendLoop(quic));
+        udp.writeOutbound(NettyPacerTest.datagram(99, 1200));
+        udp.runPendingTasks();
+        assertEquals(0, NettyChannelPacing.of(quic).bytesPerSecond());
+        udp.finishAndReleaseAll();
+        quic.finishAndReleaseAll();
+    }
+}

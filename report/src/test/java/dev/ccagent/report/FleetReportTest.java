@@ -1,0 +1,426 @@
+package dev.ccagent.report;
+
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
+import dev.ccagent.jfr.ConnectionSummary;
+import jdk.jfr.Name;
+import jdk.jfr.Recording;
+import jdk.jfr.StackTrace;
+import jdk.jfr.Timespan;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The fleet report over recordings written with the product's own event classes; every figure is
+ * checked against what was planned into the events, or against the JDK's own recording parser.
+ */
+class FleetReportTest {
+
+    /** An older agent's ConnectionSummary: no agentInstance, rttP95 or leftSlowStart. */
+    @Name(EventNames.CONNECTION_SUMMARY)
+    @StackTrace(false)
+    static final class OldSummary extends jdk.jfr.Event {
+        String library;
+        String role;
+        String connectionId;
+        String canaryArm;
+        String algorithm;
+        String controller;
+        long sequence;
+        @Timespan(Timespan.NANOSECONDS)
+        long lifetime;
+        long bytesSent;
+        long bytesAcked;
+        long bytesLost;
+        @Timespan(Timespan.NANOSECONDS)
+        long rttP50;
+    }
+
+    @Name("test.Foreign")
+    @StackTrace(false)
+    static final class Foreign extends jdk.jfr.Event {
+        String what;
+    }
+
+    static final class Run {
+        final String stdout;
+        final String stderr;
+        final int status;
+
+        Run(String stdout, String stderr, int status) {
+            this.stdout = stdout;
+            this.stderr = stderr;
+            this.status = status;
+        }
+    }
+
+    /** {@code ccagent report ARGS...}: args[0] is "report", the rest goes to the entry point the CLI calls. */
+    static Run cli(String... args) {
+        assertEquals("report", args[0]);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintWriter o = new PrintWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8), true);
+        PrintWriter e = new PrintWriter(new OutputStreamWriter(err, StandardCharsets.UTF_8), true);
+        int rc = ReportCommandLine.run(Arrays.copyOfRange(args, 1, args.length), o, e);
+        o.flush(); // as the CLI does at exit
+        e.flush();
+        return new Run(out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8), rc);
+    }
+
+    static List<SyntheticFleet.Plan> plans(String agent, int n, long seed, double canaryFactor) {
+        return SyntheticFleet.plan(agent, n, 6, 1_000_000_000L, SyntheticFleet.twoArms(canaryFactor),
+                new SplittableRandom(seed));
+    }
+
+    static Path write(Path file, List<SyntheticFleet.Plan> plans, boolean states) throws Exception {
+        SyntheticFleet.write(file, plans, 6, 0, 2, states, true, new SplittableRandom(1));
+        return file;
+    }
+
+    /** The JSON without the parts that name input files. */
+    static String figures(FleetReport r) {
+        String json = FleetOutput.json(r);
+        return json.substring(json.indexOf(",\"connections\":"));
+    }
+
+    @Test
+    void aSpinEpisodeRecordedSeveralTimesIsOneAlarm(@TempDir Path dir) throws Exception {
+        SplittableRandom r = new SplittableRandom(7);
+        List<SyntheticFleet.Plan> plans = SyntheticFleet.plan("jvm-spin", 1, 2, 1_000_000_000L,
+                List.of(new SyntheticFleet.ArmModel("default", "bbr1", 1.0, 4e6, 0.6, 50, 0.012)), r);
+        SyntheticFleet.Plan p = plans.get(0);
+        Path file = dir.resolve("spin.jfr");
+        try (Recording rec = new Recording()) {
+            rec.enable(ConnectionSummary.class).withoutStackTrace();
+            rec.enable(dev.ccagent.jfr.CpuSpin.class).withoutStackTrace();
+            rec.start();
+            SyntheticFleet.summary(p, 1, 0, "close");
+            // one episode as an agent records it: at detection, while it lasted, at its end
+            for (String endedBy : List.of("ongoing", "ongoing", "progress")) {
+                dev.ccagent.jfr.CpuSpin e = new dev.ccagent.jfr.CpuSpin();
+                e.library = "kwik";
+                e.connectionId = p.connectionId;
+                e.episodeId = 42;
+                e.endedBy = endedBy;
+                e.commit();
+            }
+            // and an older agent's event (no episode id): an episode of its own
+            dev.ccagent.jfr.CpuSpin old = new dev.ccagent.jfr.CpuSpin();
+            old.library = "kwik";
+            old.connectionId = p.connectionId;
+            old.endedBy = "close";
+            old.commit();
+            rec.stop();
+            rec.dump(file);
+        }
+        FleetReport report = FleetReport.read(List.of(file), new FleetReport.Options());
+        FleetReport.Arm arm = report.arms().values().iterator().next();
+        assertEquals(Integer.valueOf(2), arm.alarms.get("CpuSpin"), "two episodes: " + arm.alarms);
+        RecordingReport single = RecordingReport.read(file);
+        assertEquals(2, single.cpuSpinEpisodes().size(), single.text());
+        assertEquals("progress", single.cpuSpinEpisodes().get(0).getString(EventFields.ENDED_BY), "the episode's last event");
+    }
+
+    @Test
+    void mergeOfTwoRecordingsEqualsOneRecordingOfTheirConnectionsAndDuplicatesCountOnce(@TempDir Path dir)
+            throws Exception {
+        List<SyntheticFleet.Plan> a = plans("aaaa0001", 60, 11, 1.5);
+        List<SyntheticFleet.Plan> b = plans("bbbb0002", 70, 12, 1.5);
+        List<SyntheticFleet.Plan> both = new ArrayList<>(a);
+        both.addAll(b);
+        Path fa = write(dir.resolve("a.jfr"), a, false);
+        Path fb = write(dir.resolve("b.jfr"), b, false);
+        Path one = write(dir.resolve("one.jfr"), both, false);
+
+        FleetReport merged = FleetReport.read(List.of(fa, fb), new FleetReport.Options());
+        FleetReport single = FleetReport.read(List.of(one), new FleetReport.Options());
+        assertEquals(130, merged.connections());
+        assertEquals(figures(single), figures(merged));
+        assertEquals(0, merged.exitStatus());
+        // the planned figures, not just self-consistency: connections per arm and the median goodput
+        long planned = a.stream().filter(p -> p.arm.label.equals("canary")).count()
+                + b.stream().filter(p -> p.arm.label.equals("canary")).count();
+        assertEquals(planned, merged.arms().get("canary bbr1").connections);
+        double[] plannedGoodput = both.stream().filter(p -> p.arm.label.equals("default"))
+                .mapToDouble(p -> p.bytesAcked * 8 / (p.lifetimeNanos / 1e9)).sorted().toArray();
+        assertEquals(dev.ccagent.report.stats.Quantiles.ofSorted(plannedGoodput, 0.5),
+                dev.ccagent.report.stats.Quantiles.ofSorted(merged.arms().get("default stock").goodput, 0.5),
+                1e-6 * plannedGoodput[plannedGoodput.length / 2]);
+
+        // the same file twice (by copy), and the same path twice: counted once, and the copy is named
+        Path copy = Files.copy(fa, dir.resolve("a-copy.jfr"));
+        Run run = cli("report", "--json", fa.toString(), fb.toString(), copy.toString(), fa.toString());
+        assertEquals(0, run.status, run.stderr);
+        assertTrue(run.stdout.contains("\"status\":\"duplicate\""), run.stdout);
+        assertTrue(run.stdout.contains("\"duplicateOf\":" + FleetOutput.str(fa.toString())), run.stdout);
+        assertTrue(run.stdout.contains(figures(merged).substring(0, 40)), run.stdout);
+        assertTrue(run.stdout.endsWith(figures(merged)), "same figures as without the duplicates");
+        Run text = cli("report", fa.toString(), fb.toString(), copy.toString());
+        assertTrue(text.stdout.contains("the same recording as " + fa + " - counted once"), text.stdout);
+    }
+
+    @Test
+    void theSameEventsInTwoDifferentFilesAreCountedOnce(@TempDir Path dir) throws Exception {
+        List<SyntheticFleet.Plan> a = plans("cccc0003", 40, 21, 1.0);
+        Path early = dir.resolve("early.jfr");
+        Path late = dir.resolve("late.jfr");
+        try (Recording rec = new Recording()) {
+            rec.enable(ConnectionSummary.class);
+            rec.start();
+            for (SyntheticFleet.Plan p : a.subList(0, 20)) {
+                SyntheticFleet.summary(p, 1, 0, "close");
+            }
+            rec.dump(early);                      // 20 connections
+            for (SyntheticFleet.Plan p : a.subList(20, 40)) {
+                SyntheticFleet.summary(p, 1, 0, "close");
+            }
+            rec.stop();
+            rec.dump(late);                       // the same 20 again, and 20 more
+        }
+        assertEquals(20, RecordingFile.readAllEvents(early).size(), "JDK parser: first dump");
+        assertEquals(40, RecordingFile.readAllEvents(late).size(), "JDK parser: second dump overlaps the first");
+        FleetReport r = FleetReport.read(List.of(early, late), new FleetReport.Options());
+        assertEquals(40, r.connections());
+        assertEquals(20, r.duplicateSummaries());
+        assertTrue(FleetOutput.text(r).contains("20 connection summaries appeared in more than one recording"));
+        assertEquals(figures(FleetReport.read(List.of(late), new FleetReport.Options())), figures(r));
+    }
+
+    @Test
+    void badInputsGetOneLineEachAndTheRestIsReported(@TempDir Path dir) throws Exception {
+        Path good = write(dir.resolve("good.jfr"), plans("dddd0004", 50, 31, 1.0), true);
+        Path empty = Files.write(dir.resolve("empty.jfr"), new byte[0]);
+        byte[] whole = Files.readAllBytes(write(dir.resolve("whole.jfr"), plans("eeee0005", 50, 32, 1.0), true));
+        Path truncated = Files.write(dir.resolve("truncated.jfr"), Arrays.copyOf(whole, whole.length * 2 / 3));
+        Files.delete(dir.resolve("whole.jfr"));
+        Path notJfr = Files.writeString(dir.resolve("notes.jfr"), "this is not a flight recording");
+        Path foreign = dir.resolve("foreign.jfr");
+        try (Recording rec = new Recording()) {
+            rec.enable(Foreign.class);
+            rec.start();
+            for (int i = 0; i < 10; i++) {
+                Foreign f = new Foreign();
+                f.what = "x" + i;
+                f.commit();
+            }
+            rec.stop();
+            rec.dump(foreign);
+        }
+        Path old = dir.resolve("old-agent.jfr");
+        try (Recording rec = new Recording()) {
+            rec.enable(OldSummary.class);
+            rec.start();
+            for (int i = 0; i < 12; i++) {
+                OldSummary s = new OldSummary();
+                s.library = "kwik";
+                s.role = "server";
+                s.connectionId = "01d0" + i;
+                s.canaryArm = i % 2 == 0 ? "default" : "canary";
+                s.algorithm = i % 2 == 0 ? "stock" : "bbr1";
+                s.controller = i % 2 == 0 ? "stock" : "ccagent";
+                s.lifetime = 2_000_000_000L;
+                s.bytesSent = 1_010_000;
+                s.bytesAcked = 1_000_000;
+                s.bytesLost = 10_000;
+                s.rttP50 = 40_000_000;
+                s.commit();
+            }
+            rec.stop();
+            rec.dump(old);
+        }
+        Path missing = dir.resolve("missing.jfr");
+
+        Run run = cli("report", dir.toString(), missing.toString());
+        String err = run.stderr;
+        assertEquals(1, run.status, err);
+        assertTrue(err.contains(empty + ": empty file"), err);
+        assertTrue(err.contains(truncated + ": truncated or damaged after ") || err.contains(truncated
+                + ": not a readable JFR recording"), err);
+        assertTrue(err.contains(notJfr + ": not a readable JFR recording"), err);
+        assertTrue(err.contains(foreign + ": no ccagent events among its 10 events"), err);
+        assertTrue(err.contains(missing + ": no such file or directory"), err);
+        assertFalse(err.contains(good.toString()), "the good file has no problem line: " + err);
+        assertFalse(err.contains(old.toString()), "an older agent's file is read, not an error: " + err);
+        // the rest of the report: the good file's 50 connections and the old agent's 12
+        String out = run.stdout;
+        assertTrue(out.contains(old + ": its ConnectionSummary events lack agentInstance, appLimitedTime, leftSlowStart, "
+                + "rttP95 (another agent version)"), out);
+        FleetReport r = FleetReport.read(List.of(good, old), new FleetReport.Options());
+        assertTrue(r.connections() >= 62, "connections " + r.connections());
+        assertTrue(out.contains(r.connections() + " connections in 2 arms"), out);
+        assertTrue(out.contains("VERDICTS against the baseline arm default stock"), out);
+        // the old agent's connections count in goodput but not in "left slow start"
+        FleetReport oldOnly = FleetReport.read(List.of(old), new FleetReport.Options());
+        assertEquals(6, oldOnly.arms().get("default stock").goodput.length);
+        assertEquals(0, oldOnly.arms().get("default stock").goodputLeftSlowStart.length);
+        assertEquals(4e6, oldOnly.arms().get("default stock").goodput[0], 1);
+        assertEquals(0, oldOnly.exitStatus());
+    }
+
+    @Test
+    void recordingsWithoutSummariesAreMeasuredFromCongestionState(@TempDir Path dir) throws Exception {
+        List<SyntheticFleet.Plan> a = plans("ffff0006", 30, 41, 1.0);
+        Path f = dir.resolve("states-only.jfr");
+        SyntheticFleet.write(f, a, 6, 20, 0, true, false, new SplittableRandom(2));
+        FleetReport r = FleetReport.read(List.of(f), new FleetReport.Options());
+        assertEquals(30, r.connections());
+        for (FleetReport.Arm arm : r.arms().values()) {
+            assertEquals(arm.connections, arm.fromStates);
+            assertTrue(arm.rttP50Millis.length > 0);
+            assertTrue(arm.secondsInMode.size() >= 2, arm.secondsInMode.toString());
+            // mode time comes from connections with two periodic samples or more (six rounds; late starters have
+            // fewer), whatever order the file hands the samples out in
+            long timed = a.stream().filter(p -> (p.arm.label + " " + p.arm.algorithm).equals(arm.name))
+                    .filter(p -> Math.min(p.rounds, 6 - p.startRound) >= 2).count();
+            assertTrue(timed > 0, arm.name);
+            assertEquals(timed, arm.modeTimedConnections, arm.name);
+        }
+        String text = FleetOutput.text(r);
+        assertTrue(text.contains("(no summary)"), text);
+        assertTrue(text.contains("between periodic CongestionState samples, on "), text);
+    }
+
+    @Test
+    void htmlAtTwoThousandConnectionsIsOneFileOfBoundedSizeVerdictsFirst(@TempDir Path dir) throws Exception {
+        List<SyntheticFleet.Plan> a = SyntheticFleet.plan("12340007", 2000, 4, 1_000_000_000L,
+                SyntheticFleet.twoArms(1.3), new SplittableRandom(51));
+        Path f = dir.resolve("big.jfr");
+        SyntheticFleet.write(f, a, 4, 5, 0, true, true, new SplittableRandom(3));
+        Path html = dir.resolve("report.html");
+        Run run = cli("report", "--html", html.toString(), f.toString());
+        assertEquals(0, run.status, run.stderr);
+        String page = Files.readString(html);
+        assertTrue(page.indexOf("<h2>Verdicts</h2>") < page.indexOf("CDF"), "verdict table first");
+        assertTrue(page.contains(">better<"), "1.3x goodput at 1,000 connections per arm is found");
+        assertFalse(page.contains("src=\"http") || page.contains("<script"), "self-contained, no scripts");
+        // one line per arm, not per connection: 4 CDFs x 2 arms + 3 series x 2 arms
+        int polylines = page.split("<polyline").length - 1;
+        assertEquals(4 * 2 + 3 * 2, polylines);
+        assertTrue(page.length() < 400_000, "page size " + page.length());
+        assertTrue(page.contains("Pacing stalls (information)"));
+    }
+
+    /** Fallback events (the first of a cause, then summaries) are added up per cause in every form of the report. */
+    @Test
+    void fallbacksAreCountedPerCauseInTextJsonAndHtml(@TempDir Path dir) throws Exception {
+        Path f = write(dir.resolve("fb.jfr"), plans("abcd0009", 20, 62, 1.0), false);
+        Path g = dir.resolve("fallbacks.jfr");
+        try (Recording rec = new Recording()) {
+            rec.enable(dev.ccagent.jfr.Fallback.class);
+            rec.start();
+            long[][] counts = {{1, 1}, {4, 5}, {2, 7}};
+            for (int i = 0; i < counts.length; i++) {
+                dev.ccagent.jfr.Fallback e = new dev.ccagent.jfr.Fallback();
+                e.kind = i == 0 ? "first" : "summary";
+                e.where = "netty connection accounting";
+                e.exception = "java.lang.IllegalStateException";
+                e.consequence = "the connection runs bbr2_gcongestion (arm default:bbr) but is not counted";
+                e.count = counts[i][0];
+                e.total = counts[i][1];
+                e.commit();
+            }
+            dev.ccagent.jfr.Fallback other = new dev.ccagent.jfr.Fallback();
+            other.kind = "first";
+            other.where = "kwik observe";
+            other.exception = "java.lang.NullPointerException";
+            other.consequence = "the connection is not observed";
+            other.count = 1;
+            other.total = 1;
+            other.commit();
+            rec.stop();
+            rec.dump(g);
+        }
+        Run text = cli("report", f.toString(), g.toString());
+        assertEquals(0, text.status, text.stderr);
+        assertTrue(text.stdout.contains("fallbacks (the agent's own code failed"), text.stdout);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("  7 of netty connection accounting"
+                + " \\(java.lang.IllegalStateException\\), \\S+ to \\S+: the connection runs bbr2_gcongestion").matcher(text.stdout);
+        assertTrue(m.find(), text.stdout);
+        assertTrue(text.stdout.indexOf("7 of netty") < text.stdout.indexOf("1 of kwik observe"), "most frequent first");
+        Run alone = cli("report", g.toString());
+        assertTrue(alone.stdout.contains("no connections found") && alone.stdout.contains("  7 of netty connection accounting"),
+                "a recording with fallbacks and no connection still shows them (they may be why):\n" + alone.stdout);
+        String json = cli("report", "--json", f.toString(), g.toString()).stdout;
+        assertTrue(json.contains("\"fallbacks\":[{\"where\":\"netty connection accounting\",\"exception\":"
+                + "\"java.lang.IllegalStateException\",\"count\":7,"), json);
+        Path html = dir.resolve("fb.html");
+        assertEquals(0, cli("report", "--html", html.toString(), f.toString(), g.toString()).status);
+        String page = Files.readString(html);
+        assertTrue(page.contains("<h2>Fallbacks</h2>") && page.contains("<tr><td>7</td><td class=\"l\">netty connection accounting"),
+                page.substring(Math.max(0, page.indexOf("Fallbacks") - 100)));
+    }
+
+    @Test
+    void jsonNamesEveryDocumentedField(@TempDir Path dir) throws Exception {
+        Path f = write(dir.resolve("x.jfr"), plans("abcd0008", 40, 61, 1.0), false);
+        Run run = cli("report", "--json", "--seed", "5", f.toString());
+        assertEquals(0, run.status, run.stderr);
+        String json = run.stdout;
+        for (String field : new String[] {"\"schema\":\"ccagent-report/1\"", "\"seed\":5", "\"inputs\":[",
+            "\"duplicateSummaries\":", "\"baseline\":\"default stock\"", "\"arms\":[", "\"goodputBps\":{\"all\":",
+            "\"leftSlowStart\":", "\"rttP50Ms\":", "\"rttP95Ms\":", "\"lossRate\":{\"aggregate\":", "\"comparisons\":[",
+            "\"metric\":\"goodput\"", "\"ciLow\":", "\"ciHigh\":", "\"p\":", "\"verdict\":", "\"connectionsNeededPerArm\":",
+            "\"rollbacks\":[", "\"fallbacks\":[", "\"exitStatus\":0"}) {
+            assertTrue(json.contains(field), field + " in " + json);
+        }
+        assertEquals(json, cli("report", "--json", "--seed", "5", f.toString()).stdout, "same seed, same report");
+        assertNotNull(FleetReport.read(List.of(f), new FleetReport.Options()).baseline());
+        assertEquals(2, cli("report", "--no-such-flag", f.toString()).status);
+    }
+    @Test
+    void goodputIsOverTransferTimeWhenTheAgentMeasuredOneElseOverLifetime(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("transfer.jfr");
+        try (Recording rec = new Recording()) {
+            rec.enable(ConnectionSummary.class);
+            rec.start();
+            for (int i = 0; i < 4; i++) {
+                ConnectionSummary s = new ConnectionSummary();
+                s.agentInstance = "7777aaaa";
+                s.library = "kwik";
+                s.role = "server";
+                s.connectionId = "7a" + i;
+                s.canaryArm = "default";
+                s.algorithm = "stock";
+                s.controller = "stock";
+                s.trigger = "close";
+                s.lifetime = 3_000_000_000L;
+                // two with a transfer time of 1 s, two of an agent that measured none (0)
+                s.transferTime = i < 2 ? 1_000_000_000L : 0;
+                s.bytesSent = 1_000_000;
+                s.bytesAcked = 1_000_000;
+                s.rttP50 = 50_000_000;
+                s.rttP95 = 60_000_000;
+                s.leftSlowStart = true;
+                s.commit();
+            }
+            rec.stop();
+            rec.dump(f);
+        }
+        FleetReport r = FleetReport.read(List.of(f), new FleetReport.Options());
+        double[] goodput = r.arms().get("default stock").goodput;
+        assertEquals(4, goodput.length);
+        // sorted: the two over lifetime (3 s), then the two over transfer time (1 s)
+        assertEquals(8e6 / 3, goodput[0], 1);
+        assertEquals(8e6 / 3, goodput[1], 1);
+        assertEquals(8e6, goodput[2], 1);
+        assertEquals(8e6, goodput[3], 1);
+        assertTrue(r.inputs().get(0).missingFields.isEmpty(), "transferTime present: nothing missing");
+    }
+}

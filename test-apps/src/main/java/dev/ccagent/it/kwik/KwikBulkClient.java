@@ -1,0 +1,347 @@
+package dev.ccagent.it.kwik;
+
+import tech.kwik.core.QuicClientConnection;
+import tech.kwik.core.QuicStream;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.reflect.Method;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A kwik bulk-transfer client (see {@link BulkData}). Runs {@code --connections} transfers, at most
+ * {@code --parallel} at a time, one connection and one stream each, and prints one line per transfer:
+ *
+ * <pre>
+ * RESULT conn=3 odcid=1f2e... mode=down bytes=20000000 seconds=2.345 mbps=68.2 ok=true
+ * </pre>
+ * then {@code SUMMARY connections=N ok=K failed=F}. Exits 0 when every transfer was intact, 1 on a
+ * checksum or length mismatch, 2 on bad arguments, 3 when {@code --timeout-seconds} ran out.
+ *
+ * <pre>
+ * java dev.ccagent.it.kwik.KwikBulkClient --port P [--host 127.0.0.1] [--mode up|down] [--bytes N]
+ *      [--seed S] [--connections K] [--parallel P] [--stream-window BYTES] [--timeout-seconds T]
+ *      [--stall-seconds S (a transfer whose byte count does not move for S seconds is reported
+ *       as {@code STALL conn=i at=<bytes>} and aborted)] [--stall-retries R (then retried on a new
+ *       connection up to R times, each printing {@code RETRY ...})]
+ *      [--warmup-port P --warmup-bytes N (first one download of N bytes from port P, printed as
+ *       {@code WARMUP ...} instead of {@code RESULT}: JIT-compiles both ends before the measured
+ *       transfers; the benchmarks point it straight at the server, past the link emulator)]
+ * </pre>
+ * Downloads are compared byte for byte with the seeded stream; uploads by the server's SHA-256.
+ * The client grants the server {@code --stream-window} per stream and ten times that per connection
+ * (kwik's client builder ties the two).
+ */
+public final class KwikBulkClient {
+
+    /**
+     * The agent arguments for this client (the integration tests and the benchmarks): kwik's two fixes and
+     * nothing else. This client runs kwik 0.10.9, whose own stream-send race can hold back the request it
+     * writes (the side that writes a stream needs the fix): a clean-clone test run once saw a warm-up stall
+     * at 0 bytes against a server with the fix on; and whose loss-detection-timer race can leave its lost
+     * request without a timer, so that nothing resends it ({@code fix.kwik-loss-timer}, KwikChurnTest's stall).
+     */
+    public static final String CLIENT_AGENT = "fix.kwik-stream-stall=on;fix.kwik-loss-timer=on;detect=off;log=warn";
+
+    private KwikBulkClient() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String host = "127.0.0.1";
+        String mode = "up";
+        long bytes = 20_000_000;
+        long seed = 1;
+        int connections = 1;
+        int parallel = 1;
+        long streamWindow = 10_000_000;
+        int timeoutSeconds = 240;
+        int stallSeconds = 0;
+        int stallRetries = 0;
+        int warmupPort = -1;
+        long warmupBytes = 0;
+        List<Integer> ports = new ArrayList<>();
+        try {
+            for (int i = 0; i < args.length; i++) {
+                switch (args[i]) {
+                    case "--host": host = args[++i]; break;
+                    case "--port":
+                        for (String p : args[++i].split(",")) {
+                            ports.add(Integer.parseInt(p));
+                        }
+                        break;
+                    case "--mode": mode = args[++i]; break;
+                    case "--bytes": bytes = Long.parseLong(args[++i]); break;
+                    case "--seed": seed = Long.parseLong(args[++i]); break;
+                    case "--connections": connections = Integer.parseInt(args[++i]); break;
+                    case "--parallel": parallel = Integer.parseInt(args[++i]); break;
+                    case "--stream-window": streamWindow = Long.parseLong(args[++i]); break;
+                    case "--timeout-seconds": timeoutSeconds = Integer.parseInt(args[++i]); break;
+                    case "--stall-seconds": stallSeconds = Integer.parseInt(args[++i]); break;
+                    case "--stall-retries": stallRetries = Integer.parseInt(args[++i]); break;
+                    case "--warmup-port": warmupPort = Integer.parseInt(args[++i]); break;
+                    case "--warmup-bytes": warmupBytes = Long.parseLong(args[++i]); break;
+                    default: throw new IllegalArgumentException("unknown argument " + args[i]);
+                }
+            }
+            if (ports.isEmpty() || !(mode.equals("up") || mode.equals("down"))) {
+                throw new IllegalArgumentException("need --port and --mode up|down");
+            }
+            if ((warmupPort > 0) != (warmupBytes > 0)) {
+                throw new IllegalArgumentException("--warmup-port and --warmup-bytes go together");
+            }
+        } catch (RuntimeException e) {
+            System.err.println("bad arguments: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        final int timeout = timeoutSeconds;
+        Thread watchdog = new Thread(() -> {
+            try {
+                Thread.sleep(timeout * 1000L);
+                System.out.println("TIMEOUT after " + timeout + " s");
+                System.out.flush();
+                Runtime.getRuntime().halt(3);
+            } catch (InterruptedException e) {
+                // done in time
+            }
+        }, "watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+
+        if (warmupPort > 0) {
+            Boolean warm;
+            int attempt = 0;
+            while ((warm = transfer("WARMUP", -1, host, warmupPort, "down", warmupBytes, seed - 1, streamWindow,
+                    stallSeconds, attempt < stallRetries)) == null) {
+                attempt++;
+                System.out.println("RETRY conn=-1 attempt=" + attempt + " (the warm-up stalled)");
+            }
+            if (!warm) {
+                System.out.println("SUMMARY warm-up failed");
+                System.exit(1);
+            }
+        }
+        // with several ports (comma separated), connection i goes to ports[i % ports.size()]
+        int total = connections;
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, parallel));
+        List<Future<Boolean>> results = new ArrayList<>();
+        AtomicInteger ok = new AtomicInteger();
+        for (int i = 0; i < total; i++) {
+            final int index = i;
+            final int p = ports.get(i % ports.size());
+            final String h = host;
+            final String m = mode;
+            final long n = bytes;
+            final long s = seed + i;
+            final long w = streamWindow;
+            final int st = stallSeconds;
+            final int retries = stallRetries;
+            results.add(pool.submit(() -> {
+                Boolean good;
+                int attempt = 0;
+                while ((good = transfer("RESULT", index, h, p, m, n, s, w, st, attempt < retries)) == null) {
+                    attempt++;
+                    System.out.println("RETRY conn=" + index + " attempt=" + attempt + " (the previous attempt stalled)");
+                    System.out.flush();
+                }
+                if (good) {
+                    ok.incrementAndGet();
+                }
+                return good;
+            }));
+        }
+        for (Future<Boolean> f : results) {
+            f.get();
+        }
+        pool.shutdown();
+        int failed = total - ok.get();
+        System.out.println("SUMMARY connections=" + total + " ok=" + ok.get() + " failed=" + failed);
+        System.out.flush();
+        System.exit(failed == 0 ? 0 : 1);
+    }
+
+    /** True: intact; false: failed; null: stalled and {@code retryOnStall} (no RESULT line printed). */
+    static Boolean transfer(String label, int index, String host, int port, String mode, long bytes, long seed,
+                            long streamWindow, int stallSeconds, boolean retryOnStall) {
+        long t0 = System.nanoTime();
+        String odcid = "?";
+        QuicClientConnection conn = null;
+        java.util.concurrent.atomic.AtomicLong progress = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicBoolean stalled = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<String> closeReason = new java.util.concurrent.atomic.AtomicReference<>();
+        try {
+            conn = QuicClientConnection.newBuilder()
+                    .uri(URI.create("https://" + host + ":" + port))
+                    .applicationProtocol(BulkData.ALPN)
+                    .noServerCertificateCheck()
+                    .defaultStreamReceiveBufferSize(streamWindow)
+                    .connectTimeout(Duration.ofSeconds(30))
+                    .maxIdleTimeout(Duration.ofSeconds(30))
+                    .build();
+            watchClose(conn, closeReason);
+            conn.connect();
+            odcid = originalDcid(conn);
+            if (stallSeconds > 0) {
+                startStallMonitor(index, conn, progress, stalled, done, stallSeconds);
+            }
+            QuicStream stream = conn.createStream(true);
+            OutputStream out = stream.getOutputStream();
+            InputStream in = stream.getInputStream();
+            boolean good;
+            long received;
+            t0 = System.nanoTime();
+            if (mode.equals("up")) {
+                out.write(BulkData.header(BulkData.UPLOAD, bytes, seed));
+                MessageDigest md = BulkData.sha256();
+                byte[] buf = new byte[32 * 1024];
+                for (long pos = 0; pos < bytes; ) {
+                    int n = (int) Math.min(buf.length, bytes - pos);
+                    BulkData.fill(seed, pos, buf, 0, n);
+                    md.update(buf, 0, n);
+                    out.write(buf, 0, n);
+                    pos += n;
+                    progress.set(pos);
+                }
+                out.close();
+                String reply = new String(in.readAllBytes(), StandardCharsets.US_ASCII).strip();
+                String expected = "OK " + bytes + " " + BulkData.hex(md.digest());
+                good = reply.equals(expected);
+                received = bytes;
+                if (!good) {
+                    System.out.println("MISMATCH conn=" + index + " expected '" + expected + "' got '" + reply + "'");
+                }
+            } else {
+                out.write(BulkData.header(BulkData.DOWNLOAD, bytes, seed));
+                out.flush();
+                // byte-for-byte against the seeded stream: stronger than a checksum, and cheaper
+                byte[] buf = new byte[64 * 1024];
+                byte[] exp = new byte[64 * 1024];
+                long count = 0;
+                boolean same = true;
+                for (int n; (n = in.read(buf)) >= 0; ) {
+                    int e = (int) Math.max(0, Math.min(n, bytes - count));
+                    BulkData.fill(seed, count, exp, 0, e);
+                    same &= e == n && java.util.Arrays.mismatch(buf, 0, n, exp, 0, n) < 0;
+                    count += n;
+                    progress.set(count);
+                }
+                out.close();
+                received = count;
+                good = count == bytes && same;
+                if (!good) {
+                    System.out.println("MISMATCH conn=" + index + " expected " + bytes + " bytes, got " + count);
+                }
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            System.out.printf("%s conn=%d odcid=%s mode=%s bytes=%d seconds=%.3f mbps=%.1f ok=%s%n", label,
+                    index, odcid, mode, received, seconds, received * 8 / seconds / 1e6, good);
+            System.out.flush();
+            return good;
+        } catch (Exception e) {
+            if (stalled.get() && retryOnStall) {
+                return null;
+            }
+            String error = stalled.get() ? "stalled_at_" + progress.get() + "_bytes" : e.toString().replace(' ', '_');
+            if (closeReason.get() != null) {
+                // how kwik says the connection ended: who closed it, and with which error
+                error += ";" + closeReason.get().replace(' ', '_');
+            }
+            System.out.println(label + " conn=" + index + " odcid=" + odcid + " mode=" + mode + " ok=false error=" + error);
+            System.out.flush();
+            return false;
+        } finally {
+            done.set(true);
+            if (conn != null) {
+                try {
+                    conn.closeAndWait(Duration.ofSeconds(2));
+                } catch (RuntimeException ignored) {
+                    // closing is best effort
+                }
+            }
+        }
+    }
+
+    /**
+     * Keeps how the connection ended (kwik's {@code ConnectionTerminatedEvent}: reason, whether the peer
+     * closed, the error codes and text) for a failed transfer's error; a kwik without the listener API
+     * just leaves it empty.
+     */
+    static void watchClose(QuicClientConnection conn, java.util.concurrent.atomic.AtomicReference<String> closeReason) {
+        try {
+            conn.setConnectionListener(new tech.kwik.core.ConnectionListener() {
+                @Override
+                public void disconnected(tech.kwik.core.ConnectionTerminatedEvent e) {
+                    closeReason.set("closed=" + e.closeReason() + ",byPeer=" + e.closedByPeer() + ",transportError="
+                            + e.transportErrorCode() + ",applicationError=" + e.applicationErrorCode() + ",description="
+                            + e.errorDescription());
+                }
+            });
+        } catch (LinkageError | RuntimeException older) {
+            // not in this kwik version
+        }
+    }
+
+    /**
+     * Declares the transfer stalled when its byte count has not moved for {@code seconds}: prints
+     * {@code STALL conn=i at=<bytes>} and closes the connection, so the transfer fails fast instead
+     * of waiting for the idle timeout.
+     */
+    static void startStallMonitor(int index, QuicClientConnection conn, java.util.concurrent.atomic.AtomicLong progress,
+                                  java.util.concurrent.atomic.AtomicBoolean stalled,
+                                  java.util.concurrent.atomic.AtomicBoolean done, int seconds) {
+        Thread t = new Thread(() -> {
+            long last = -1;
+            long since = System.nanoTime();
+            while (!done.get()) {
+                long now = System.nanoTime();
+                long p = progress.get();
+                if (p != last) {
+                    last = p;
+                    since = now;
+                } else if (now - since > seconds * 1_000_000_000L) {
+                    stalled.set(true);
+                    System.out.println("STALL conn=" + index + " at=" + p);
+                    System.out.flush();
+                    conn.close();
+                    return;
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "stall-monitor-" + index);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** The connection's original destination connection id in hex (kwik has no public getter on clients). */
+    static String originalDcid(Object connection) {
+        try {
+            for (Class<?> c = connection.getClass(); c != null; c = c.getSuperclass()) {
+                for (Method m : c.getDeclaredMethods()) {
+                    if (m.getName().equals("getConnectionIdManager") && m.getParameterCount() == 0
+                            && !java.lang.reflect.Modifier.isAbstract(m.getModifiers())) {
+                        m.setAccessible(true);
+                        Object manager = m.invoke(connection);
+                        return BulkData.hex((byte[]) manager.getClass().getMethod("getOriginalDestinationConnectionId").invoke(manager));
+                    }
+                }
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "?";
+        }
+        return "?";
+    }
+}

@@ -1,0 +1,418 @@
+package dev.ccagent.it.netty;
+
+import dev.ccagent.it.emulator.LinkEmulator;
+import dev.ccagent.it.emulator.LinkProfile;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.ChannelInputShutdownReadComplete;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.handler.codec.quic.InsecureQuicTokenHandler;
+import io.netty.handler.codec.quic.QuicChannel;
+import io.netty.handler.codec.quic.QuicClientCodecBuilder;
+import io.netty.handler.codec.quic.QuicCongestionControlAlgorithm;
+import io.netty.handler.codec.quic.QuicServerCodecBuilder;
+import io.netty.handler.codec.quic.QuicSslContext;
+import io.netty.handler.codec.quic.QuicSslContextBuilder;
+import io.netty.handler.codec.quic.QuicStreamChannel;
+import io.netty.handler.codec.quic.QuicStreamType;
+import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
+
+import javax.net.ssl.KeyManagerFactory;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+
+/**
+ * A Netty QUIC server and client in one JVM (the forked target of the Netty tests and the pacing
+ * benchmark): {@code connections} sequential checksummed bulk transfers, server → client, over
+ * 127.0.0.1, optionally through the link emulator. Written against Netty 4.2's package
+ * {@code io.netty.handler.codec.quic}; the tests compile a copy with the incubator's package name
+ * (so it uses only what both have, e.g. {@code NioEventLoopGroup}).
+ *
+ * <p>Arguments (key=value): {@code keystore=PATH}, {@code storepass=PASSWORD} (default "changeit"; also
+ * the key's password), {@code connections=N}, {@code bytes=N}, {@code app-cc=reno|cubic|bbr|none},
+ * {@code link=RATE_BPS,DELAY_MS,BUFFER_BDP,LOSS[,JITTER_MS[,BURSTY_MS]]} (DELAY_MS one way; loss and
+ * jitter on the data direction, ACKs served every BURSTY_MS when given, as the benchmarks' Wi-Fi-like
+ * link), {@code warmup=BYTES} (one transfer first through a fast emulated link, 100 Mbit/s and 10 ms,
+ * printed as {@code WARMUP}: JIT-compiles Netty, the agent's pacer and the emulator before anything
+ * is measured), {@code probe=MS} (each server connection's quiche window sampled through Netty's public
+ * path stats, see {@link QuicheWindowProbe}; one {@code QUICHE} line per connection), {@code start-after=FILE}
+ * (late attach: both codecs are built, {@code LISTENING} printed, then the transfers wait for FILE),
+ * {@code exit-after=FILE} (after the transfers print {@code TRANSFERS DONE} and wait for FILE before closing,
+ * so that a test can ask the running JVM), {@code linger-ms=N} (wait N ms after the transfers).
+ * Prints one {@code RESULT} line per transfer, {@code WRITES} (datagram write spacing at the socket),
+ * {@code EMULATOR}, {@code CPU} and finally {@code DONE ok=true|false}.
+ */
+public final class NettyBulkApp {
+
+    private static final byte[] PATTERN = new byte[16384];
+    /** The warm-up link: 100 Mbit/s, 10 ms RTT, 2 BDP of buffer. */
+    static final long WARMUP_RATE = 100_000_000;
+    static final long WARMUP_DELAY_NANOS = 5_000_000;
+    /** {@code probe=MS}: sample each server connection's quiche window this often (0: off). */
+    static volatile long probeMillis;
+    private static final java.util.concurrent.atomic.AtomicInteger SERVED = new java.util.concurrent.atomic.AtomicInteger();
+
+    static {
+        new java.util.Random(42).nextBytes(PATTERN);
+    }
+
+    private NettyBulkApp() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        java.util.Map<String, String> a = new java.util.HashMap<>();
+        for (String s : args) {
+            int eq = s.indexOf('=');
+            a.put(s.substring(0, eq), s.substring(eq + 1));
+        }
+        int connections = Integer.parseInt(a.getOrDefault("connections", "1"));
+        long bytes = Long.parseLong(a.getOrDefault("bytes", "4194304"));
+        String appCc = a.getOrDefault("app-cc", "none");
+        long warmup = Long.parseLong(a.getOrDefault("warmup", "0"));
+        probeMillis = Long.parseLong(a.getOrDefault("probe", "0"));
+        char[] pass = a.getOrDefault("storepass", "changeit").toCharArray();
+        long wall0 = System.nanoTime();
+        long cpu0 = cpuNanos();
+
+        KeyStore ks = KeyStore.getInstance("PKCS12");
+        try (InputStream in = Files.newInputStream(Path.of(a.get("keystore")))) {
+            ks.load(in, pass);
+        }
+        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(ks, pass);
+        QuicSslContext serverSsl = QuicSslContextBuilder.forServer(kmf, new String(pass)).applicationProtocols("bulk").build();
+        QuicSslContext clientSsl = QuicSslContextBuilder.forClient()
+                .trustManager(InsecureTrustManagerFactory.INSTANCE).applicationProtocols("bulk").build();
+
+        boolean ok = true;
+        @SuppressWarnings("deprecation")
+        EventLoopGroup group = new NioEventLoopGroup(2);
+        LinkEmulator emulator = null;
+        WriteRecorder recorder = new WriteRecorder();
+        Channel server = null;
+        Channel client = null;
+        try {
+            QuicServerCodecBuilder sb = new QuicServerCodecBuilder().sslContext(serverSsl)
+                    .maxIdleTimeout(15, TimeUnit.SECONDS)
+                    .initialMaxData(32 << 20)
+                    .initialMaxStreamDataBidirectionalLocal(16 << 20)
+                    .initialMaxStreamDataBidirectionalRemote(16 << 20)
+                    .initialMaxStreamsBidirectional(16)
+                    .maxSendUdpPayloadSize(1350).maxRecvUdpPayloadSize(1350)
+                    .tokenHandler(InsecureQuicTokenHandler.INSTANCE)
+                    .handler(new Sharable())
+                    .streamHandler(new StreamInit());
+            if (!appCc.equals("none")) {
+                sb.congestionControlAlgorithm(QuicCongestionControlAlgorithm.valueOf(appCc.toUpperCase(Locale.ROOT)));
+            }
+            server = new Bootstrap().group(group).channel(NioDatagramChannel.class).handler(sb.build())
+                    .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+            // closest to the socket (after the agent's pacer, if any): when datagrams really leave
+            server.pipeline().addFirst("write-recorder", recorder);
+            InetSocketAddress serverAddress = (InetSocketAddress) server.localAddress();
+            InetSocketAddress target = serverAddress;
+            if (a.containsKey("link")) {
+                String[] l = a.get("link").split(",");
+                long rate = Long.parseLong(l[0]);
+                long delay = Long.parseLong(l[1]) * 1_000_000L;
+                double bdp = Double.parseDouble(l[2]);
+                double loss = Double.parseDouble(l[3]);
+                LinkProfile.Builder down = LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, 2 * delay).loss(loss);
+                LinkProfile.Builder up = LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, 2 * delay);
+                if (l.length > 4 && Long.parseLong(l[4]) > 0) {
+                    down.jitter(Long.parseLong(l[4]) * 1_000_000L);
+                }
+                if (l.length > 5 && Long.parseLong(l[5]) > 0) {
+                    up.bursty(Long.parseLong(l[5]) * 1_000_000L);
+                }
+                emulator = LinkEmulator.start(target, up.build(), down.build(), 7);
+                target = emulator.address();
+            }
+            client = new Bootstrap().group(group).channel(NioDatagramChannel.class)
+                    .handler(new QuicClientCodecBuilder().sslContext(clientSsl)
+                            .maxIdleTimeout(15, TimeUnit.SECONDS)
+                            .initialMaxData(32 << 20)
+                            .initialMaxStreamDataBidirectionalLocal(16 << 20)
+                            .initialMaxStreamDataBidirectionalRemote(16 << 20)
+                            .initialMaxStreamsBidirectional(16)
+                            .maxSendUdpPayloadSize(1350).maxRecvUdpPayloadSize(1350).build())
+                    .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+            if (warmup > 0) {
+                // a fast link that still shapes, so that pacing and the emulator's queue get compiled too
+                LinkProfile fast = LinkProfile.builder().rate(WARMUP_RATE).delay(WARMUP_DELAY_NANOS)
+                        .bufferBdp(2, 2 * WARMUP_DELAY_NANOS).build();
+                try (LinkEmulator shaped = LinkEmulator.start(serverAddress, fast, fast, 1)) {
+                    ok &= transfer("WARMUP", -1, client, shaped.address(), warmup, expectedCrc(warmup));
+                    QuicheWindowProbe.stopAll();
+                }
+            }
+            System.out.println("LISTENING " + serverAddress);
+            System.out.flush();
+            if (a.containsKey("start-after")) {
+                awaitFile(Path.of(a.get("start-after"))); // the test attaches the agent, then creates the file
+            }
+            long expected = expectedCrc(bytes);
+            for (int i = 0; i < connections; i++) {
+                ok &= transfer("RESULT", i, client, target, bytes, expected);
+                QuicheWindowProbe.stopAll(); // the download arrived: its server window is sampled to the end
+            }
+            Thread.sleep(Long.parseLong(a.getOrDefault("linger-ms", "0")));
+            if (a.containsKey("exit-after")) {
+                System.out.println("TRANSFERS DONE");
+                System.out.flush();
+                awaitFile(Path.of(a.get("exit-after")));
+            }
+        } catch (Throwable t) {
+            ok = false;
+            System.out.println("FAILED " + t);
+            t.printStackTrace(System.out);
+        } finally {
+            if (client != null) {
+                client.close().sync();
+            }
+            if (server != null) {
+                server.close().sync();
+            }
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
+            if (emulator != null) {
+                System.out.println("EMULATOR toClient " + emulator.toClientStats());
+                emulator.close();
+            }
+        }
+        System.out.println("WRITES " + recorder.summary());
+        System.out.printf(Locale.ROOT, "CPU cpuMs=%d wallMs=%d%n", (cpuNanos() - cpu0) / 1_000_000,
+                (System.nanoTime() - wall0) / 1_000_000);
+        System.out.println("DONE ok=" + ok);
+        System.out.flush();
+        System.exit(ok ? 0 : 1);
+    }
+
+    private static void awaitFile(Path file) throws InterruptedException {
+        long until = System.nanoTime() + 90_000_000_000L;
+        while (!Files.exists(file)) {
+            if (System.nanoTime() > until) {
+                throw new IllegalStateException("no " + file + " within 90 s");
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private static boolean transfer(String label, int i, Channel client, InetSocketAddress target, long bytes,
+                                    long expected) throws Exception {
+        QuicChannel qc = QuicChannel.newBootstrap(client).handler(new ChannelInboundHandlerAdapter())
+                .remoteAddress(target).connect().get(10, TimeUnit.SECONDS);
+        try {
+            CompletableFuture<long[]> done = new CompletableFuture<>();
+            long cpu0 = cpuNanos();
+            long t0 = System.nanoTime();
+            QuicStreamChannel st = qc.createStream(QuicStreamType.BIDIRECTIONAL, new Receiver(done)).sync().getNow();
+            st.writeAndFlush(Unpooled.copyLong(bytes)).sync();
+            long[] r = done.get(90, TimeUnit.SECONDS);
+            double secs = (System.nanoTime() - t0) / 1e9;
+            boolean ok = r[0] == bytes && r[1] == expected;
+            long cpuMs = (cpuNanos() - cpu0) / 1_000_000; // the whole process: server, client and emulator
+            System.out.printf(Locale.ROOT, "%s conn=%d bytes=%d crcOk=%b seconds=%.3f mbps=%.2f cpuMs=%d%n", label, i,
+                    r[0], r[1] == expected, secs, r[0] * 8 / secs / 1e6, cpuMs);
+            return ok;
+        } finally {
+            qc.close().sync();
+        }
+    }
+
+    /** The 16 KiB pattern every download repeats (shared, not to be modified). */
+    static byte[] pattern() {
+        return PATTERN;
+    }
+
+    static long expectedCrc(long bytes) {
+        CRC32 crc = new CRC32();
+        for (long off = 0; off < bytes; off += PATTERN.length) {
+            crc.update(PATTERN, 0, (int) Math.min(PATTERN.length, bytes - off));
+        }
+        return crc.getValue();
+    }
+
+    static long cpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return 0;
+    }
+
+    @ChannelHandler.Sharable
+    static final class Sharable extends ChannelInboundHandlerAdapter {
+    }
+
+    /** A fresh writer per server stream (handlers given to the builder are shared). */
+    @ChannelHandler.Sharable
+    static final class StreamInit extends ChannelInitializer<QuicStreamChannel> {
+        @Override
+        protected void initChannel(QuicStreamChannel ch) {
+            ch.pipeline().addLast(new Sender());
+        }
+    }
+
+    /** Server side of a stream: reads the length, writes that many pattern bytes, then shuts output down. */
+    static final class Sender extends ChannelInboundHandlerAdapter {
+        private long remaining = -1;
+        private long offset;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf b = (ByteBuf) msg;
+            try {
+                if (remaining < 0 && b.readableBytes() >= 8) {
+                    remaining = b.readLong();
+                    QuicheWindowProbe.start((QuicChannel) ctx.channel().parent(),
+                            "conn=" + SERVED.getAndIncrement(), probeMillis);
+                    pump(ctx);
+                }
+            } finally {
+                b.release();
+            }
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (ctx.channel().isWritable()) {
+                pump(ctx);
+            }
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        private void pump(ChannelHandlerContext ctx) {
+            if (remaining <= 0) {
+                return;
+            }
+            io.netty.channel.ChannelFuture last = null;
+            while (remaining > 0 && ctx.channel().isWritable()) {
+                int start = (int) (offset % PATTERN.length);
+                int n = (int) Math.min(PATTERN.length - start, remaining);
+                last = ctx.write(Unpooled.wrappedBuffer(PATTERN, start, n));
+                last.addListener(f -> {
+                    if (!f.isSuccess()) {
+                        System.out.println("WRITE FAILED " + f.cause());
+                    }
+                });
+                remaining -= n;
+                offset += n;
+            }
+            ctx.flush();
+            if (remaining == 0 && last != null) {
+                // FIN only once the last chunk is in quiche's stream buffer: shutting down output
+                // while writes are still queued in the stream channel can overtake them
+                last.addListener(f -> ((QuicStreamChannel) ctx.channel()).shutdownOutput());
+
+            }
+        }
+    }
+
+    /** Client side: CRC over everything received until the server's FIN. */
+    static final class Receiver extends ChannelInboundHandlerAdapter {
+        private final CompletableFuture<long[]> done;
+        private final CRC32 crc = new CRC32();
+        private long got;
+
+        Receiver(CompletableFuture<long[]> done) {
+            this.done = done;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf b = (ByteBuf) msg;
+            got += b.readableBytes();
+            crc.update(b.nioBuffer());
+            b.release();
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof ChannelInputShutdownReadComplete) {
+                done.complete(new long[] {got, crc.getValue()});
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            done.complete(new long[] {got, crc.getValue()});
+            ctx.fireChannelInactive();
+        }
+    }
+
+    /**
+     * Times of datagram writes at the server socket: how bursty they are (the largest number of
+     * datagrams in any 1 ms, and the share of gaps under 20 µs: back-to-back).
+     */
+    @ChannelHandler.Sharable
+    static final class WriteRecorder extends ChannelDuplexHandler {
+        /** More datagrams than this in one millisecond is a burst (16 × 1350 B/ms ≈ 173 Mbit/s). */
+        static final int BURST = 16;
+        private long count;
+        private long lastNanos;
+        private long backToBack;
+        private long bucket = -1;
+        private int inBucket;
+        private int maxPerMs;
+        private long inBursts;
+
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            if (msg instanceof DatagramPacket && ((DatagramPacket) msg).content().readableBytes() > 0) {
+                long now = System.nanoTime();
+                if (count > 0 && now - lastNanos < 20_000) {
+                    backToBack++;
+                }
+                long b = now / 1_000_000;
+                if (b != bucket) {
+                    close();
+                    bucket = b;
+                }
+                inBucket++;
+                count++;
+                lastNanos = now;
+            }
+            ctx.write(msg, promise);
+        }
+
+        private void close() {
+            maxPerMs = Math.max(maxPerMs, inBucket);
+            if (inBucket > BURST) {
+                inBursts += inBucket;
+            }
+            inBucket = 0;
+        }
+
+        String summary() {
+            close();
+            return String.format(Locale.ROOT, "datagrams=%d maxPerMs=%d inBurstsPct=%.1f backToBackPct=%.1f", count,
+                    maxPerMs, count > 0 ? 100.0 * inBursts / count : 0.0,
+                    count > 1 ? 100.0 * backToBack / (count - 1) : 0.0);
+        }
+    }
+
+    static String join(long[] v) {
+        return Arrays.toString(v);
+    }
+}
