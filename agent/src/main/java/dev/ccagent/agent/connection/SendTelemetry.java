@@ -100,6 +100,13 @@ public final class SendTelemetry {
     // --- the connection's end (written once by the closing thread, published by closedAt)
     public long senderAllocAtClose = -1;
     public long receiverAllocAtClose = -1;
+    /**
+     * The counters at the close ({@link #sampleAtClose}): the last window ends at the close, so its counts
+     * end there too. A sender loop still turns until the library shuts it down, and the detector reads the
+     * window up to a second later; counting those turns in a window that says it ended at the close
+     * overstated its rates (JfrSpinDetectionTest: 853 wake-ups in a 660 ms last window at ~880 a second).
+     */
+    public CountsAtClose atClose;
     public String algorithmAtClose = "";
     /** {@link System#nanoTime()} of the close (0 while open); volatile: publishes the fields above. */
     public volatile long closedAt;
@@ -112,6 +119,36 @@ public final class SendTelemetry {
     public SendTelemetry(String library, boolean ownSenderThread) {
         this.library = library;
         this.ownSenderThread = ownSenderThread;
+    }
+
+    /** Copies the counters into {@link #atClose}; once, on the closing thread, before {@link #closedAt} is set. */
+    public void sampleAtClose() {
+        atClose = new CountsAtClose(wakeups, emptyWakeups, datagramsSent, inFlightPackets, inFlightBytes, refusals,
+                pastSendTimes, packetsReceived);
+    }
+
+    /** The sender's and receiver's counters as they stood at the close (80 bytes, allocated once per close). */
+    public static final class CountsAtClose {
+        public final long wakeups;
+        public final long empty;
+        public final long datagrams;
+        public final long inFlight;
+        public final long inFlightBytes;
+        public final long refusals;
+        public final long past;
+        public final long received;
+
+        CountsAtClose(long wakeups, long empty, long datagrams, long inFlight, long inFlightBytes, long refusals,
+                      long past, long received) {
+            this.wakeups = wakeups;
+            this.empty = empty;
+            this.datagrams = datagrams;
+            this.inFlight = inFlight;
+            this.inFlightBytes = inFlightBytes;
+            this.refusals = refusals;
+            this.past = past;
+            this.received = received;
+        }
     }
 
     /** Whether the sender thread's allocation counter counts this connection alone, from zero. */

@@ -195,6 +195,7 @@ public final class SpinDetector {
         try {
             t.senderAllocAtClose = d.allocated(t.senderThreadId);
             t.receiverAllocAtClose = d.allocated(t.receiverThreadId);
+            t.sampleAtClose();
             t.algorithmAtClose = algorithm != null ? algorithm : "";
             t.closedAt = System.nanoTime();
             d.closed.add(t);
@@ -263,14 +264,16 @@ public final class SpinDetector {
             t.baseline.finalWindowDone = true;
             now = closedAt;
         }
-        long wakeups = t.wakeups;
-        long empty = t.emptyWakeups;
-        long datagrams = t.datagramsSent;
-        long inFlight = t.inFlightPackets;
-        long inFlightBytes = t.inFlightBytes;
-        long refusals = t.refusals;
-        long past = t.pastSendTimes;
-        long received = t.packetsReceived;
+        // the last window's counts end where it does, at the close (the sender may still turn after it)
+        SendTelemetry.CountsAtClose c = last ? t.atClose : null;
+        long wakeups = c != null ? c.wakeups : t.wakeups;
+        long empty = c != null ? c.empty : t.emptyWakeups;
+        long datagrams = c != null ? c.datagrams : t.datagramsSent;
+        long inFlight = c != null ? c.inFlight : t.inFlightPackets;
+        long inFlightBytes = c != null ? c.inFlightBytes : t.inFlightBytes;
+        long refusals = c != null ? c.refusals : t.refusals;
+        long past = c != null ? c.past : t.pastSendTimes;
+        long received = c != null ? c.received : t.packetsReceived;
         long senderAlloc = last ? t.senderAllocAtClose : allocated(t.senderThreadId);
         long receiverAlloc = last ? t.receiverAllocAtClose : allocated(t.receiverThreadId);
         if (t.baseline.time == 0) {

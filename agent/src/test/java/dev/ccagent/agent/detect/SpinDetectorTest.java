@@ -165,6 +165,32 @@ class SpinDetectorTest {
     }
 
     @Test
+    void theLastWindowCountsNothingAfterTheClose() throws Exception {
+        SendTelemetry t = connection("c0ffee06", true);
+        // ~1.2 s of sending, the close, then the loop turns on (a kwik sender runs until its shutdown, after
+        // the close): 300 more datagrams that the window ending at the close must not count
+        runThenClose(t, () -> {
+            for (int i = 0; i < 400; i++) {
+                long before = t.loopEnter();
+                t.datagramSent();
+                t.loopExit(before);
+                java.util.concurrent.locks.LockSupport.parkNanos(3_000_000L);
+            }
+        });
+        for (int i = 0; i < 300; i++) {
+            long before = t.loopEnter();
+            t.datagramSent();
+            t.loopExit(before);
+        }
+        sleepWindows(1.6);
+        List<RecordedEvent> sender = events(EventNames.SEND_PATH_ALLOCATION).stream()
+                .filter(e -> "c0ffee06".equals(e.getString(EventFields.CONNECTION_ID)) && "sender".equals(e.getString(EventFields.PATH)))
+                .collect(Collectors.toList());
+        assertEquals(400, sender.stream().mapToLong(e -> e.getLong(EventFields.PACKETS)).sum(),
+                "the windows end at the close, and so do their counts: " + sender);
+    }
+
+    @Test
     void emptyWakeUpsBesideDataMovingAtTheLinksRateAreNoSpin() throws Exception {
         // an A/A canary's healthy 20 Mbit/s transfer at 1% loss had ~550 empty wake-ups a second unexplained
         // by received packets, beside ~1,700 data packets a second; here up to ~2,000 empty beside ~3,000
