@@ -1,5 +1,6 @@
 package dev.ccagent.it.jfr;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.jfr.EventNames;
 import dev.ccagent.report.RecordingReport;
 import dev.ccagent.it.ForkedJvm;
@@ -28,6 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (the sender waits there: a blocked stream is not a spin). Each run is short; the recording (read
  * with the JDK's parser) must hold no {@code CpuSpin} event, and the server log no spin line.
  */
+@Acceptance("no false alarm over CPU-bound and lossy transfers of every algorithm")
 class CpuSpinNoFalseAlarmTest {
 
     static final long UPLOAD = 8_000_000;

@@ -42,6 +42,16 @@ class CpuSpinTest {
     @TempDir
     static Path dir;
 
+    /**
+     * Whether a CpuSpin event's sampled stack (its top 12 frames) is in kwik's send path. Where in it depends
+     * on the instant of the samples: assembling frames, or encrypting the packet (a gate run on 2026-12-04
+     * caught 8 frames of AES-GCM above {@code SenderImpl.send}), so any frame of kwik's sender or stream
+     * output counts, not one method.
+     */
+    static boolean inKwiksSendPath(String topFrames) {
+        return topFrames.contains("tech.kwik.core.send.") || topFrames.contains("tech.kwik.core.stream.StreamOutputStreamImpl");
+    }
+
     @BeforeAll
     static void keystore() throws Exception {
         ServerProcess.keystore(dir);
@@ -153,8 +163,7 @@ class CpuSpinTest {
             List<RecordedEvent> open = during.cpuSpinEpisodes();
             assertEquals(1, open.size(), "the spin is in a dump taken while it lasts: " + during.counts());
             assertEquals("ongoing", open.get(0).getString(EventFields.ENDED_BY), open.toString());
-            assertTrue(open.get(0).getString(EventFields.TOP_FRAMES).contains("tech.kwik.core.send.PacketAssembler")
-                    || open.get(0).getString(EventFields.TOP_FRAMES).contains("StreamOutputStreamImpl.sendFrame"), open.toString());
+            assertTrue(inKwiksSendPath(open.get(0).getString(EventFields.TOP_FRAMES)), open.toString());
             assertTrue(during.text().contains("still ongoing"), during.text());
             client.awaitLine(Pattern.compile("^resumed"), Duration.ofSeconds(60));
             resumedAt = Instant.now();
@@ -203,8 +212,7 @@ class CpuSpinTest {
         assertFalse(e.getString(EventFields.CONNECTION_ID).isEmpty(), e.toString());
         assertTrue(e.getString(EventFields.THREAD_NAME).startsWith("sender"), e.toString());
         assertTrue(e.getDouble(EventFields.CPU_SHARE) >= 0.1, e.toString());
-        assertTrue(e.getString(EventFields.TOP_FRAMES).contains("tech.kwik.core.send.PacketAssembler.assemble")
-                || e.getString(EventFields.TOP_FRAMES).contains("StreamOutputStreamImpl.sendFrame"), e.getString(EventFields.TOP_FRAMES));
+        assertTrue(inKwiksSendPath(e.getString(EventFields.TOP_FRAMES)), e.getString(EventFields.TOP_FRAMES));
         assertTrue(e.getString(EventFields.FLAME_GRAPH).endsWith("-cpu.html"), e.toString());
         // the episode ends after the client read again, and not long after
         assertTrue(e.getEndTime().isAfter(resumedAt.minusSeconds(2)) && e.getEndTime().isBefore(resumedAt.plusSeconds(15)),
@@ -257,8 +265,7 @@ class CpuSpinTest {
         assertEquals(1, spins.size(), r.counts().toString());
         RecordedEvent e = spins.get(0);
         assertEquals("ongoing", e.getString(EventFields.ENDED_BY), e.toString());
-        assertTrue(e.getString(EventFields.TOP_FRAMES).contains("tech.kwik.core.send.PacketAssembler")
-                || e.getString(EventFields.TOP_FRAMES).contains("StreamOutputStreamImpl.sendFrame"), e.getString(EventFields.TOP_FRAMES));
+        assertTrue(inKwiksSendPath(e.getString(EventFields.TOP_FRAMES)), e.getString(EventFields.TOP_FRAMES));
         // its figures reach the end: at least the 1.5 s it ran past detection, at most of a core each second
         assertTrue(e.getLong(EventFields.EPISODE_DURATION) - e.getLong(EventFields.DETECTED_AFTER) >= 1_000_000_000L, e.toString());
         assertTrue(e.getDouble(EventFields.CPU_SHARE) >= 0.1 && e.getDouble(EventFields.CPU_SHARE) <= 1.05, e.toString());

@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
 import org.junit.jupiter.api.Test;
@@ -48,6 +49,7 @@ class KwikAlgorithmsTest {
         assertEquals(new TreeSet<>(EXPECTED), new TreeSet<>(HeapClasses.ALGORITHM_CLASSES.keySet()));
     }
 
+    @Acceptance("the real-kwik algorithm matrix: every algorithm on a forked server")
     @ParameterizedTest(name = "server cc={0}")
     @MethodSource("algorithms")
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -79,6 +81,7 @@ class KwikAlgorithmsTest {
      * window on every loss while the BBRs keep their estimate; both BBRs must deliver at least 2.5× stock
      * (runs on a quiet machine show 6-9×).
      */
+    @Acceptance("goodput ratio of each BBR against stock at 1% loss")
     @Test
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
     void bbrBeatsKwikNewRenoByALargeFactorAtOnePercentLoss() throws Exception {

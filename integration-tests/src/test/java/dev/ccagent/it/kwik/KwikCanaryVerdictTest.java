@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
 import dev.ccagent.it.emulator.LinkEmulator;
@@ -44,6 +45,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Each emulator is one path: {@link #LINKS} emulators carry the parallel connections, so concurrent
  * connections mostly do not share a bottleneck (as connections of a fleet do not).
  */
+@Acceptance("A/A canaries and the report verdict over several links and seeds")
 class KwikCanaryVerdictTest {
 
     static final int LINKS = 4;

@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.agent.connection.SendTelemetry;
 import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.Test;
@@ -25,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (adapters, timer entries, send telemetry) are back near zero and the agent's heap and its module
  * list stay flat: nothing keyed by connection outlives it.
  */
+@Acceptance("a churn of 1,200 connections")
 class KwikChurnTest {
 
     static final int ROUNDS = 3;

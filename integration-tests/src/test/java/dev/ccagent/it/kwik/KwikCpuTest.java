@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.Acceptance;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -38,6 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * swung from 0.73 to 2.21. That the algorithm really ran is checked in the server's heap
  * ({@link HeapClasses}) during the warm-up download.
  */
+@Acceptance("server CPU per MB of each algorithm against stock, interleaved pairs")
 class KwikCpuTest {
 
     static final long BYTES = 10_000_000;

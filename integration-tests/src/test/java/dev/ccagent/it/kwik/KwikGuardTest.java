@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
 import dev.ccagent.it.ForkedJvm;
@@ -203,6 +204,7 @@ class KwikGuardTest {
      * that closes of the two arms interleave and pair) and must not invent a rollback: a guard that
      * re-tests a window after every close rolled an A/A split back after 100-2,000 closes.
      */
+    @Acceptance("an A/A canary of 200 connections")
     @Test
     @Timeout(value = 420, unit = TimeUnit.SECONDS)
     void identicalArmsAreNotRolledBack() throws Exception {
@@ -233,6 +235,7 @@ class KwikGuardTest {
      * PINGs every second, then abandon the connection; meanwhile 60 honest 100 kB downloads through the
      * emulator (1% loss) give the guard pairs to judge. No rollback, every honest transfer intact.
      */
+    @Acceptance("no rollback by an adversarial client over ~100 connections")
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void anAdversarialClientOnTheCanaryArmCausesNoRollback() throws Exception {

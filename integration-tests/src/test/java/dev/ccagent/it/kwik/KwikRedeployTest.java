@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the agent, and all 5 with it attached for {@code cc=bbr1}, {@code cc=stock}, a canary and a JFR
  * recording on. (kwik's own MemoryMXBean listener is removed by the main, as a container would.)
  */
+@Acceptance("loaders collected over 5 redeploys with the agent and 5 without")
 class KwikRedeployTest {
 
     static final int ROUNDS = 5;

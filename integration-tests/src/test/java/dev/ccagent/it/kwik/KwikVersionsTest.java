@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -27,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *       "skipped: ..." with the reason on 0.10.4; with it on, no download is retried.</li>
  * </ul>
  */
+@Acceptance("the kwik version matrix")
 class KwikVersionsTest {
 
     static final long BYTES = 2_000_000;

@@ -1,5 +1,6 @@
 package dev.ccagent.it.netty;
 
+import dev.ccagent.it.Acceptance;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -13,6 +14,7 @@ import java.util.List;
  * algorithm switch at start and by late attach by goodput, pacing by the emulator's queue, and arm
  * metrics, close summaries and the Prometheus scrape as on a flat class path.
  */
+@Acceptance("goodput against stock, drops before and after a late attach, and the queue paced against unpaced, in the Spring Boot jar")
 class NettyBootJarTest {
 
     private static final PackagedHttp3Jar JAR = new PackagedHttp3Jar("netty-boot-jar", "netty.boot.jar",

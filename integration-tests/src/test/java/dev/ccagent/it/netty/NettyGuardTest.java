@@ -1,5 +1,6 @@
 package dev.ccagent.it.netty;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
 import dev.ccagent.agent.config.AgentArgs;
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * never rolled back; every transfer is intact (CRC). The client connections of the same JVM (the app
  * is both ends) are measured but not judged.
  */
+@Acceptance("a guard rollback on Netty over 72 connections of 3 MB")
 class NettyGuardTest {
 
     /**

@@ -1,5 +1,6 @@
 package dev.ccagent.it.netty;
 
+import dev.ccagent.it.Acceptance;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -39,6 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * 8 pairs and the 1%-loss queue median lower paced (0.5-1.0 ms against 0.0), which is what this test
  * now asserts; the clean-link cells stay in BENCHMARKS.md.
  */
+@Acceptance("datagram spacing and the queue median of Reno and CUBIC, paced against unpaced")
 class NettyWindowPacingTest {
 
     static final String CLEAN = "link=20000000,20,1,0";

@@ -1,5 +1,6 @@
 package dev.ccagent.it.netty;
 
+import dev.ccagent.it.Acceptance;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -15,6 +16,7 @@ import java.util.List;
  * {@code NettyBootJarTest}'s: the harder case, Netty in a child loader; on a flat class path it is
  * {@code NettyLateAttachTest}'s.)
  */
+@Acceptance("goodput against stock and the queue paced against unpaced, in the Vert.x shaded jar")
 class VertxShadedJarTest {
 
     private static final PackagedHttp3Jar JAR = new PackagedHttp3Jar("vertx-shaded-jar", "vertx.shaded.jar",
