@@ -76,8 +76,14 @@ class NettyChildLoaderTest {
         List<RecordedEvent> summaries = events(rec, EventNames.CONNECTION_SUMMARY).stream()
                 .filter(e -> server.equals(e.getString(EventFields.CONNECTION_ID))).collect(Collectors.toList());
         assertEquals(1, summaries.size(), "one ConnectionSummary of the server connection");
-        assertFalse(summaries.get(0).getLong(EventFields.BYTES_SENT) < 2_000_000L,
-                "the summary counts the 2 MB the server sent: " + summaries.get(0));
+        // The close summary holds quiche's last periodic path-stats sample (netty.stats.period, 250 ms here):
+        // quiche's connection is gone when the channel's close is seen, so what was sent after that sample is
+        // missing (a known shortcoming, docs/testing.md; 2 of 3 runs of a clean clone on 2026-12-04 counted
+        // 1.9x MB of the ~2.16 MB sent and failed a 2,000,000 bound). The bound allows 560 kB missing, 450 ms
+        // at the link's 10 Mbit/s: almost two periods, so it fails only when the last sample is two periods
+        // late, or when the summary misses the transfer outright.
+        assertFalse(summaries.get(0).getLong(EventFields.BYTES_SENT) < 1_600_000L,
+                "the summary counts the 2 MB the server sent, up to its last sample: " + summaries.get(0));
         // paced at the server's socket (the app's recorder sits after the pacer)
         PacingEvidence.assertPacedAtSocket(on, off);
     }
