@@ -53,7 +53,7 @@ public final class AgentArgs {
         k.put("jfr", "start a JFR recording with ccagent's settings, written to this file at exit");
         k.put("jfr.max-size", "bound of that recording, e.g. 100MiB (default 250MiB)");
         k.put("jfr.max-age", "bound of that recording, e.g. 30min (default 1h)");
-        k.put("fix.kwik-stream-stall", "on|off: work around kwik's stream-send race (default off)");
+        k.put("fix.kwik-stream-stall", "on|off: close kwik 0.10.7-0.10.9's stream-send race (default on where kwik has it)");
         k.put("fix.kwik-loss-timer", "on|off: work around kwik's loss-detection-timer race (default off)");
         k.put("targets", "libraries to instrument: kwik,netty (default both)");
         k.put("profile-on-spin", "directory for async-profiler captures when a send-loop spin is detected");
@@ -212,7 +212,7 @@ public final class AgentArgs {
         Path jfr = null;
         long jfrMaxSize = 250L << 20;
         long jfrMaxAge = 3_600_000_000_000L;
-        boolean fixStall = false;
+        boolean fixStall = true; // kwik's race stalls downloads (docs/kwik.md); =off turns the fix off
         boolean fixLossTimer = false;
         Set<String> targets = new LinkedHashSet<>(KNOWN_TARGETS);
         Path profileDir = null;

@@ -161,8 +161,14 @@ public final class AgentConfig {
         return jfrMaxAgeNanos;
     }
 
+    /** {@code fix.kwik-stream-stall}: on unless {@code =off} was given (see docs/kwik.md). */
     public boolean fixKwikStreamStall() {
         return fixKwikStreamStall;
+    }
+
+    /** Whether {@code fix.kwik-stream-stall} is on because the operator left it at its default. */
+    public boolean fixKwikStreamStallByDefault() {
+        return fixKwikStreamStall && !raw.containsKey("fix.kwik-stream-stall");
     }
 
     /** Sets {@code fix.kwik-loss-timer} (while building, before the configuration is published). */

@@ -3,7 +3,14 @@ package dev.ccagent.agent.instrument;
 import net.bytebuddy.description.field.FieldDescription;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;
+import net.bytebuddy.dynamic.ClassFileLocator;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
 import net.bytebuddy.pool.TypePool;
+import net.bytebuddy.utility.OpenedClassReader;
+
+import java.io.IOException;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -19,6 +26,20 @@ public final class Requirement {
     private final List<String[]> fields = new ArrayList<>();
     private final List<String[]> methods = new ArrayList<>();
     private final List<java.util.function.Function<TypeDescription, String>> checks = new ArrayList<>();
+    private final List<CodeCheck> codeChecks = new ArrayList<>();
+
+    /** A check of one declared method's instructions (see {@link #code}). */
+    private static final class CodeCheck {
+        final String method;
+        final String descriptor;
+        final java.util.function.Function<List<String>, String> check;
+
+        CodeCheck(String method, String descriptor, java.util.function.Function<List<String>, String> check) {
+            this.method = method;
+            this.descriptor = descriptor;
+            this.check = check;
+        }
+    }
 
     private Requirement(String typeName) {
         this.typeName = typeName;
@@ -49,6 +70,18 @@ public final class Requirement {
         return this;
     }
 
+    /**
+     * A check of what one method declared by this type does, for a patch that rewrites instructions
+     * (its signature alone does not say the patch fits): {@code check} gets the method's field reads and
+     * calls in order, as {@code "getfield owner.name"} and {@code "call owner.name descriptor"} (internal
+     * names), read from the class file without loading it, and returns null when they fit, else what
+     * differs. A method that is absent is reported as such.
+     */
+    public Requirement code(String method, String descriptor, java.util.function.Function<List<String>, String> check) {
+        codeChecks.add(new CodeCheck(method, descriptor, check));
+        return this;
+    }
+
     public String typeName() {
         return typeName;
     }
@@ -58,22 +91,22 @@ public final class Requirement {
      * line each; for a check a module needs beside its own requirements.
      */
     public static List<String> missingIn(List<Requirement> requirements, ClassLoader loader) {
-        return missingIn(requirements, poolOf(loader));
+        ClassFileLocator classFiles = classFilesOf(loader);
+        return missingIn(requirements, TypePool.Default.of(classFiles), classFiles);
     }
 
-    /** What of {@code requirements} is missing in {@code pool}, one line each. */
-    static List<String> missingIn(List<Requirement> requirements, TypePool pool) {
+    /** What of {@code requirements} is missing in {@code pool} (read from {@code classFiles}), one line each. */
+    static List<String> missingIn(List<Requirement> requirements, TypePool pool, ClassFileLocator classFiles) {
         List<String> missing = new ArrayList<>();
         for (Requirement r : requirements) {
-            r.check(pool, missing);
+            r.check(pool, classFiles, missing);
         }
         return missing;
     }
 
-    /** The class files {@code loader} would load (null: the bootstrap loader), described without loading them. */
-    static TypePool poolOf(ClassLoader loader) {
-        return TypePool.Default.of(loader == null ? net.bytebuddy.dynamic.ClassFileLocator.ForClassLoader.ofBootLoader()
-                : net.bytebuddy.dynamic.ClassFileLocator.ForClassLoader.of(loader));
+    /** The class files {@code loader} would load (null: the bootstrap loader), read without loading them. */
+    static ClassFileLocator classFilesOf(ClassLoader loader) {
+        return loader == null ? ClassFileLocator.ForClassLoader.ofBootLoader() : ClassFileLocator.ForClassLoader.of(loader);
     }
 
     /** Whether the type itself exists in the pool (the library is present), whatever its members. */
@@ -82,7 +115,7 @@ public final class Requirement {
     }
 
     /** Adds a line per missing element to {@code missing}. */
-    void check(TypePool pool, List<String> missing) {
+    void check(TypePool pool, ClassFileLocator classFiles, List<String> missing) {
         TypePool.Resolution resolution = pool.describe(typeName);
         if (!resolution.isResolved()) {
             missing.add("class " + typeName + " not found");
@@ -112,6 +145,53 @@ public final class Requirement {
                 missing.add(problem);
             }
         }
+        for (CodeCheck c : codeChecks) {
+            String where = "method " + typeName + "." + c.method + c.descriptor;
+            List<String> steps;
+            try {
+                steps = instructions(classFiles, c.method, c.descriptor);
+            } catch (IOException | RuntimeException e) {
+                missing.add(where + ": its class file could not be read (" + e + ")");
+                continue;
+            }
+            String problem = steps == null ? where + " not found" : c.check.apply(steps);
+            if (problem != null) {
+                missing.add(steps == null ? problem : where + ": " + problem);
+            }
+        }
+    }
+
+    /** The field reads and calls of one declared method, in order; null if the class does not declare it. */
+    private List<String> instructions(ClassFileLocator classFiles, String method, String descriptor) throws IOException {
+        ClassFileLocator.Resolution file = classFiles.locate(typeName);
+        if (!file.isResolved()) {
+            return null;
+        }
+        List<String> steps = new ArrayList<>();
+        boolean[] found = new boolean[1];
+        OpenedClassReader.of(file.resolve()).accept(new ClassVisitor(OpenedClassReader.ASM_API) {
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String desc, String signature, String[] exceptions) {
+                if (!name.equals(method) || !desc.equals(descriptor)) {
+                    return null;
+                }
+                found[0] = true;
+                return new MethodVisitor(OpenedClassReader.ASM_API) {
+                    @Override
+                    public void visitFieldInsn(int opcode, String owner, String field, String fieldDescriptor) {
+                        if (opcode == Opcodes.GETFIELD) {
+                            steps.add("getfield " + owner + "." + field);
+                        }
+                    }
+
+                    @Override
+                    public void visitMethodInsn(int opcode, String owner, String name, String desc, boolean isInterface) {
+                        steps.add("call " + owner + "." + name + " " + desc);
+                    }
+                };
+            }
+        }, net.bytebuddy.jar.asm.ClassReader.SKIP_DEBUG | net.bytebuddy.jar.asm.ClassReader.SKIP_FRAMES);
+        return found[0] ? steps : null;
     }
 
     private static boolean hasMethod(TypeDescription type, String name, String descriptor) {

@@ -143,14 +143,15 @@ public abstract class TargetModule {
 
     private boolean evaluate(ClassLoader loader) {
         try {
-            TypePool pool = Requirement.poolOf(loader);
+            net.bytebuddy.dynamic.ClassFileLocator classFiles = Requirement.classFilesOf(loader);
+            TypePool pool = TypePool.Default.of(classFiles);
             if (!requirements().get(0).presentIn(pool)) {
                 return false; // the library's anchor type is not in this loader at all: nothing to say
             }
             if (standsAsideIn(loader)) {
                 return false; // another module covers this loader (and said so)
             }
-            List<String> missing = Requirement.missingIn(requirements(), pool);
+            List<String> missing = Requirement.missingIn(requirements(), pool, classFiles);
             String version = versionIn(loader);
             String where = description() + (version != null ? " version " + version : "") + " in " + loaderName(loader);
             if (missing.isEmpty()) {
@@ -166,7 +167,11 @@ public abstract class TargetModule {
                 onApplied(loader, version);
                 return true;
             }
-            AgentLog.warn(where + ": skipped: " + String.join("; ", missing));
+            if (skipIsWarning()) {
+                AgentLog.warn(where + ": skipped: " + String.join("; ", missing));
+            } else {
+                AgentLog.info(where + ": skipped: " + String.join("; ", missing));
+            }
             AgentRuntime.recordModule(where + ": skipped: " + String.join("; ", missing));
             onSkipped(loader, version, String.join("; ", missing));
             return false;
@@ -182,6 +187,14 @@ public abstract class TargetModule {
      */
     protected boolean standsAsideIn(ClassLoader loader) {
         return false;
+    }
+
+    /**
+     * Whether a skip is logged as a warning (default) or, for a module the operator did not ask for
+     * (on by default, with nothing to do where the library lacks what it fixes), as information.
+     */
+    protected boolean skipIsWarning() {
+        return true;
     }
 
     /** The verdict logged when the requirements hold (default "applied"). */

@@ -31,6 +31,10 @@ public final class KwikModule extends KwikTargetModule {
         this.config = config;
     }
 
+    AgentConfig config() {
+        return config;
+    }
+
     @Override
     protected List<Requirement> requirements() {
         return List.of(
@@ -106,16 +110,23 @@ public final class KwikModule extends KwikTargetModule {
         if (known != null) {
             return known;
         }
-        List<String> missing = Requirement.missingIn(List.of(KwikStreamStallFixModule.RACE), loader);
+        List<String> missing;
+        try {
+            missing = Requirement.missingIn(List.of(KwikStreamStallFixModule.RACE), loader);
+        } catch (RuntimeException | LinkageError e) {
+            missing = List.of("the check itself failed: " + e);
+        }
         boolean present = missing.isEmpty();
-        String why = present ? null : String.join("; ", missing) + " (the race it closes came with them in kwik 0.10.7)";
+        String why = present ? null : String.join("; ", missing) + " (the race it closes is kwik 0.10.7-0.10.9's;"
+                + " without it the fix has nothing to close)";
         raceByLoader.put(loader, present);
         String version = versionIn(loader);
         String where = "fix.kwik-stream-stall for kwik" + (version != null ? " " + version : "") + " in "
                 + KwikLinkage.loaderName(loader);
         if (present) {
-            dev.ccagent.agent.log.AgentLog.info(where + ": applied");
-            dev.ccagent.agent.runtime.AgentRuntime.recordModule(where + ": applied");
+            String line = where + ": applied" + KwikStreamStallFixModule.whyOn(config);
+            dev.ccagent.agent.log.AgentLog.info(line);
+            dev.ccagent.agent.runtime.AgentRuntime.recordModule(line);
         } else {
             dev.ccagent.agent.log.AgentLog.info(where + ": skipped: " + why);
             dev.ccagent.agent.runtime.AgentRuntime.recordModule(where + ": skipped: " + why);

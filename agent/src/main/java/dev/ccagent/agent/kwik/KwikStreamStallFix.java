@@ -3,7 +3,7 @@ package dev.ccagent.agent.kwik;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The opt-in work-around ({@code fix.kwik-stream-stall=on}) for a race in kwik 0.10.x
+ * The work-around ({@code fix.kwik-stream-stall}, on by default where the race is) for a race in kwik 0.10.7-0.10.9
  * {@code StreamOutputStreamImpl.scheduleSendStreamFrameRequest}: it reads
  * {@code sendRequestsQueued}, queues a send request when it saw 0, and only then increments. The
  * sender thread can take the request and decrement first (to -1); its own re-schedule then sees

@@ -49,6 +49,20 @@ class AgentArgsTest {
     }
 
     @Test
+    void theStreamStallFixIsOnUnlessTurnedOffAndSaysWhetherByDefault() {
+        AgentConfig byDefault = AgentArgs.parse("cc=bbr1").config();
+        assertTrue(byDefault.fixKwikStreamStall());
+        assertTrue(byDefault.fixKwikStreamStallByDefault());
+        AgentConfig named = AgentArgs.parse("cc=bbr1;fix.kwik-stream-stall=on").config();
+        assertTrue(named.fixKwikStreamStall());
+        assertFalse(named.fixKwikStreamStallByDefault());
+        AgentConfig off = AgentArgs.parse("cc=bbr1;fix.kwik-stream-stall=off").config();
+        assertFalse(off.fixKwikStreamStall());
+        assertFalse(off.fixKwikStreamStallByDefault());
+        assertTrue(AgentArgs.parse((String) null).config().fixKwikStreamStall(), "no arguments: on too");
+    }
+
+    @Test
     void canaryAgainstStock() {
         AgentConfig c = AgentArgs.parse("canary=cubic:30%").config();
         assertTrue(c.defaultArm().isStock());

@@ -86,7 +86,7 @@ class KwikRedeployTest {
                 assertEquals(0, exit, run.getKey() + jvm.describe());
                 assertEquals(ROUNDS, out.lines().filter(l -> l.matches("ROUND \\d+ ok 2000000")).count(),
                         run.getKey() + ": every download intact" + jvm.describe());
-                // unpatched kwik's stream-send race (the runs here do not turn fix.kwik-stream-stall on): each
+                // kwik's stream-send race where the run has no agent (the agent closes it by default): each
                 // stalled attempt is retried on a new connection, counted per run
                 retries.put(run.getKey(), out.lines().filter(l -> l.equals("RETRY stalled download")).count());
                 Matcher m = COLLECTED.matcher(out);
