@@ -11,7 +11,6 @@ import net.bytebuddy.pool.TypePool;
 import net.bytebuddy.utility.OpenedClassReader;
 
 import java.io.IOException;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -154,9 +153,13 @@ public final class Requirement {
                 missing.add(where + ": its class file could not be read (" + e + ")");
                 continue;
             }
-            String problem = steps == null ? where + " not found" : c.check.apply(steps);
+            if (steps == null) {
+                missing.add(where + " not found");
+                continue;
+            }
+            String problem = c.check.apply(steps);
             if (problem != null) {
-                missing.add(steps == null ? problem : where + ": " + problem);
+                missing.add(where + ": " + problem);
             }
         }
     }

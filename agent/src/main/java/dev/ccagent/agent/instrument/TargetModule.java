@@ -3,6 +3,7 @@ package dev.ccagent.agent.instrument;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.pool.TypePool;
 
@@ -143,7 +144,7 @@ public abstract class TargetModule {
 
     private boolean evaluate(ClassLoader loader) {
         try {
-            net.bytebuddy.dynamic.ClassFileLocator classFiles = Requirement.classFilesOf(loader);
+            ClassFileLocator classFiles = Requirement.classFilesOf(loader);
             TypePool pool = TypePool.Default.of(classFiles);
             if (!requirements().get(0).presentIn(pool)) {
                 return false; // the library's anchor type is not in this loader at all: nothing to say
@@ -167,13 +168,14 @@ public abstract class TargetModule {
                 onApplied(loader, version);
                 return true;
             }
+            String reason = String.join("; ", missing);
             if (skipIsWarning()) {
-                AgentLog.warn(where + ": skipped: " + String.join("; ", missing));
+                AgentLog.warn(where + ": skipped: " + reason);
             } else {
-                AgentLog.info(where + ": skipped: " + String.join("; ", missing));
+                AgentLog.info(where + ": skipped: " + reason);
             }
-            AgentRuntime.recordModule(where + ": skipped: " + String.join("; ", missing));
-            onSkipped(loader, version, String.join("; ", missing));
+            AgentRuntime.recordModule(where + ": skipped: " + reason);
+            onSkipped(loader, version, reason);
             return false;
         } catch (RuntimeException | LinkageError e) {
             AgentLog.error(description() + ": skipped: the check itself failed", e);

@@ -14,9 +14,9 @@ import static net.bytebuddy.matcher.ElementMatchers.named;
 /**
  * {@code fix.kwik-stream-stall} (on by default) with its own requirement check, for loaders where
  * {@link KwikModule} (which applies the same patch with the swap) does not apply: the patch needs only
- * {@code StreamOutputStreamImpl.scheduleSendStreamFrameRequest(boolean)} and its
- * {@code AtomicInteger sendRequestsQueued} (kwik 0.10.0-0.10.3 use a boolean under a lock there, and
- * do not have the race: the line then says "skipped").
+ * {@code StreamOutputStreamImpl.scheduleSendStreamFrameRequest(boolean)} in the race's order over its
+ * {@code AtomicInteger sendRequestsQueued} ({@link #RACE}; kwik 0.10.0-0.10.4 use a boolean under a lock
+ * there, and do not have the race: the line then says "skipped").
  * Its "applied" line says why it is on ({@link #whyOn}).
  */
 public final class KwikStreamStallFixModule extends KwikTargetModule {
@@ -92,7 +92,7 @@ public final class KwikStreamStallFixModule extends KwikTargetModule {
 
     /**
      * Beside "applied": when the operator did not name the option, that the fix is on by default, why,
-     * and how to turn it off; empty when {@code fix.kwik-stream-stall=on} was given.
+     * and how to turn it off; {@code " (fix.kwik-stream-stall=on)"} when that was given.
      */
     static String whyOn(dev.ccagent.agent.config.AgentConfig config) {
         if (!config.fixKwikStreamStallByDefault()) {
