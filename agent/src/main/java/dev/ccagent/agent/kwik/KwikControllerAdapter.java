@@ -596,19 +596,29 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     /**
      * Caller holds the monitor: kwik's controller takes over, handed our bytes in flight. Never
-     * throws; the switch is a field write before anything that could fail.
+     * throws; the switch itself (the write of {@code delegate}) follows a hand-over that catches
+     * everything.
+     *
+     * <p>The count is handed over <em>before</em> {@code delegate} is published. A thread that reads
+     * the published delegate calls kwik's controller directly, without our monitor; published first,
+     * an ACK that kwik's receiver thread processed in between was subtracted from kwik's own count
+     * (zero, clamped) and then overwritten by ours, which still held those bytes. kwik's controller
+     * then counted packets in flight that kwik's recovery no longer had: with the count above its
+     * window it never sent again, and with nothing in flight no timer fired, so the connection sat
+     * until the idle timeout (KwikFailOpenTest's lost downloads; docs/testing.md). Our state is
+     * guarded by the monitor we hold, so no ACK can change {@code bytesInFlight} while it is handed over.
      */
     private boolean switchLocked() {
         CongestionController s = stock;
         if (delegate != null || s == null) {
             return false;
         }
-        delegate = s; // first: from here on every call goes to kwik's controller
         try {
             KwikReflection.setStockBytesInFlight(s, bytesInFlight);
         } catch (Throwable ignored) {
             // best effort: kwik's controller then counts from its own (earlier) figure
         }
+        delegate = s; // from here on every call goes to kwik's controller, which has our count
         return true;
     }
 
