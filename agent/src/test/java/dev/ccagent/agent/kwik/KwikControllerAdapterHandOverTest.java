@@ -67,12 +67,14 @@ class KwikControllerAdapterHandOverTest {
                 adapter.registerInFlight(p);
                 acked.add(new PacketInfo(Instant.now(), p, lost -> { }));
             }
+            long giveUp = System.nanoTime() + 10_000_000_000L; // a hand-over that never comes ends the spin
             Thread receiver = new Thread(() -> {
-                while (!adapter.onStock()) {
+                while (!adapter.onStock() && System.nanoTime() < giveUp) {
                     Thread.onSpinWait();
                 }
                 adapter.registerAcked(acked);
             }, "receiver");
+            receiver.setDaemon(true);
             receiver.start();
             ours.failing = true;
             adapter.remainingCwnd(); // the sender's call fails: kwik's controller takes over here
