@@ -51,7 +51,7 @@ class KwikJava25Test {
         LossyLink.Download stock;
         LossyLink.Download late;
         try (KwikIt.Server server = start(dir, "server-late", java, null)) {
-            stock = LossyLink.download(dir, "client-stock", server.port, BYTES, 31);
+            stock = LossyLink.downloadFromUnpatched(dir, "client-stock", server.port, BYTES, 31);
             VirtualMachine vm = VirtualMachine.attach(Long.toString(server.jvm.pid()));
             try {
                 vm.loadAgent(KwikIt.agentJar().toString(), AGENT);
@@ -69,8 +69,8 @@ class KwikJava25Test {
             assertTrue(server.jvm.stderr().contains("; Java 25"), server.jvm.stderr());
             KwikSpringBootJarTest.assertNoComplaints(server);
         }
-        String figures = String.format(Locale.ROOT, "Java 25 (%s): stock %.2f, late attach bbr1 %.2f, at start bbr1 %.2f Mbit/s (%s)",
-                home.get(), stock.mbps, late.mbps, atStart.mbps, LossyLink.load());
+        String figures = String.format(Locale.ROOT, "Java 25 (%s): stock %.2f, late attach bbr1 %.2f, at start bbr1 %.2f Mbit/s (stock retries %d; %s)",
+                home.get(), stock.mbps, late.mbps, atStart.mbps, stock.retries, LossyLink.load());
         System.out.println("[it] " + figures);
         assertTrue(late.mbps >= LossyLink.FACTOR * stock.mbps, "late attach did not change the controller: " + figures);
         assertTrue(atStart.mbps >= LossyLink.FACTOR * stock.mbps, "-javaagent did not change the controller: " + figures);

@@ -25,10 +25,10 @@ class KwikLateAttachTest {
     void newConnectionsUseTheAttachedAlgorithm() throws Exception {
         Path dir = KwikIt.workDir("late-attach");
         try (KwikIt.Server server = KwikIt.startServer(dir, "server", null)) {
-            // before: stock, unpatched kwik: a stalled transfer is retried (see KwikBadArgumentsTest)
+            // before: stock, unpatched kwik: a stalled transfer is retried and counted (UnpatchedKwik)
             KwikIt.ClientRun before = KwikIt.runClient(dir, "client-before", null, Duration.ofSeconds(120),
-                    "--port", Integer.toString(server.port), "--mode", "down", "--bytes", "1000000", "--seed", "1",
-                    "--stall-seconds", "4", "--stall-retries", "5");
+                    UnpatchedKwik.overLoopback("--port", Integer.toString(server.port), "--mode", "down",
+                            "--bytes", "1000000", "--seed", "1"));
             assertTrue(before.allOk(1), before.describe + server.jvm.describe());
             assertTrue(server.agentLines().isEmpty(), "no agent yet");
 

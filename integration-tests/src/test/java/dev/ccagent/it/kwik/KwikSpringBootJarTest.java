@@ -50,7 +50,7 @@ class KwikSpringBootJarTest {
         LossyLink.Download stock;
         LossyLink.Download late;
         try (KwikIt.Server server = start(dir, "server-late", null)) {
-            stock = LossyLink.download(dir, "client-stock", server.port, BYTES, 11);
+            stock = LossyLink.downloadFromUnpatched(dir, "client-stock", server.port, BYTES, 11);
             VirtualMachine vm = VirtualMachine.attach(Long.toString(server.jvm.pid()));
             try {
                 vm.loadAgent(KwikIt.agentJar().toString(), "cc=bbr1;log=debug;fix.kwik-stream-stall=on");

@@ -80,7 +80,7 @@ class KwikVersionsTest {
     static void oldKwikSkipsTheSwapAndRunsStock() throws Exception {
         Path dir = KwikIt.workDir("kwik-versions");
         try (KwikIt.Server server = start(dir, "0.10.3")) {
-            LossyLink.Download d = LossyLink.download(dir, "client-0.10.3", server.port, BYTES, 21);
+            LossyLink.Download d = LossyLink.downloadFromUnpatched(dir, "client-0.10.3", server.port, BYTES, 21);
             String stderr = server.jvm.stderr();
             assertTrue(stderr.contains(SWAP + "0.10.3") && stderr.contains(": skipped: ")
                     && stderr.contains("RecoveryManager.congestionController"), stderr);

@@ -89,7 +89,7 @@ class OtherAgentsTest {
     static void lateAttachNextToOpenTelemetry() throws Exception {
         Path dir = KwikIt.workDir("other-agents");
         try (KwikIt.Server server = start(dir, "server-otel-late", List.of(otel()))) {
-            LossyLink.Download stock = LossyLink.download(dir, "client-otel-stock", server.port, BYTES, 41);
+            LossyLink.Download stock = LossyLink.downloadFromUnpatched(dir, "client-otel-stock", server.port, BYTES, 41);
             stockMbps = stock.mbps;
             VirtualMachine vm = VirtualMachine.attach(Long.toString(server.jvm.pid()));
             try {
@@ -101,8 +101,8 @@ class OtherAgentsTest {
             assertTrue(server.jvm.stderr().contains("opentelemetry-javaagent"), "OpenTelemetry did not start: "
                     + server.jvm.describe());
             assertQuiet(server);
-            String figures = String.format(Locale.ROOT, "OpenTelemetry at start, ccagent late: stock %.2f, bbr1 %.2f Mbit/s (%s)",
-                    stock.mbps, late.mbps, LossyLink.load());
+            String figures = String.format(Locale.ROOT, "OpenTelemetry at start, ccagent late: stock %.2f, bbr1 %.2f Mbit/s (stock retries %d; %s)",
+                    stock.mbps, late.mbps, stock.retries, LossyLink.load());
             System.out.println("[it] " + figures);
             assertTrue(late.mbps >= LossyLink.FACTOR * stock.mbps, "late attach did not change the controller: " + figures);
         }

@@ -36,6 +36,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *      [--warmup-port P --warmup-bytes N (first one download of N bytes from port P, printed as
  *       {@code WARMUP ...} instead of {@code RESULT}: JIT-compiles both ends before the measured
  *       transfers; the benchmarks point it straight at the server, past the link emulator)]
+ *      [--warmup-stall-seconds S --warmup-stall-retries R (the warm-up's own stall detection and
+ *       retries; by default those of the measured transfers)]
  * </pre>
  * Downloads are compared byte for byte with the seeded stream; uploads by the server's SHA-256.
  * The client grants the server {@code --stream-window} per stream and ten times that per connection
@@ -68,6 +70,8 @@ public final class KwikBulkClient {
         int stallRetries = 0;
         int warmupPort = -1;
         long warmupBytes = 0;
+        int warmupStallSeconds = -1;
+        int warmupStallRetries = -1;
         List<Integer> ports = new ArrayList<>();
         try {
             for (int i = 0; i < args.length; i++) {
@@ -89,6 +93,8 @@ public final class KwikBulkClient {
                     case "--stall-retries": stallRetries = Integer.parseInt(args[++i]); break;
                     case "--warmup-port": warmupPort = Integer.parseInt(args[++i]); break;
                     case "--warmup-bytes": warmupBytes = Long.parseLong(args[++i]); break;
+                    case "--warmup-stall-seconds": warmupStallSeconds = Integer.parseInt(args[++i]); break;
+                    case "--warmup-stall-retries": warmupStallRetries = Integer.parseInt(args[++i]); break;
                     default: throw new IllegalArgumentException("unknown argument " + args[i]);
                 }
             }
@@ -97,6 +103,9 @@ public final class KwikBulkClient {
             }
             if ((warmupPort > 0) != (warmupBytes > 0)) {
                 throw new IllegalArgumentException("--warmup-port and --warmup-bytes go together");
+            }
+            if (warmupPort <= 0 && (warmupStallSeconds >= 0 || warmupStallRetries >= 0)) {
+                throw new IllegalArgumentException("--warmup-stall-seconds and --warmup-stall-retries need --warmup-port");
             }
         } catch (RuntimeException e) {
             System.err.println("bad arguments: " + e.getMessage());
@@ -118,10 +127,12 @@ public final class KwikBulkClient {
         watchdog.start();
 
         if (warmupPort > 0) {
+            int warmStall = warmupStallSeconds >= 0 ? warmupStallSeconds : stallSeconds;
+            int warmRetries = warmupStallRetries >= 0 ? warmupStallRetries : stallRetries;
             Boolean warm;
             int attempt = 0;
             while ((warm = transfer("WARMUP", -1, host, warmupPort, "down", warmupBytes, seed - 1, streamWindow,
-                    stallSeconds, attempt < stallRetries)) == null) {
+                    warmStall, attempt < warmRetries)) == null) {
                 attempt++;
                 System.out.println("RETRY conn=-1 attempt=" + attempt + " (the warm-up stalled)");
             }
