@@ -77,7 +77,7 @@ class KwikBadArgumentsTest {
             for (KwikIt.Server s : servers) {
                 ports.append(ports.length() == 0 ? "" : ",").append(s.port);
             }
-            KwikIt.ClientRun run = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(180),
+            KwikIt.ClientRun run = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(240),
                     UnpatchedKwik.overLoopback("--port", ports.toString(), "--connections", Integer.toString(servers.size()),
                             "--mode", "down", "--bytes", "100000", "--seed", "5"));
             assertTrue(run.allOk(servers.size()), "transfers not all intact:\n" + run.describe);

@@ -100,6 +100,19 @@ final class KwikIt {
         return dir;
     }
 
+    /**
+     * Loads ccagent into the running JVM {@code pid} through the attach API, as an operator does; a second
+     * load of the same jar reconfigures it ("reconfigured on attach").
+     */
+    static void attach(long pid, String agentArgs) throws Exception {
+        com.sun.tools.attach.VirtualMachine vm = com.sun.tools.attach.VirtualMachine.attach(Long.toString(pid));
+        try {
+            vm.loadAgent(agentJar().toString(), agentArgs);
+        } finally {
+            vm.detach();
+        }
+    }
+
     /** A started server and its port. */
     static final class Server implements AutoCloseable {
         final ForkedJvm jvm;

@@ -1,6 +1,5 @@
 package dev.ccagent.it.kwik;
 
-import com.sun.tools.attach.VirtualMachine;
 import dev.ccagent.it.ForkedJvm;
 import dev.ccagent.it.Jdks;
 import org.junit.jupiter.api.Assumptions;
@@ -51,14 +50,13 @@ class KwikJava25Test {
         LossyLink.Download stock;
         LossyLink.Download late;
         try (KwikIt.Server server = start(dir, "server-late", java, null)) {
-            stock = LossyLink.downloadFromUnpatched(dir, "client-stock", server.port, BYTES, 31);
-            VirtualMachine vm = VirtualMachine.attach(Long.toString(server.jvm.pid()));
-            try {
-                vm.loadAgent(KwikIt.agentJar().toString(), AGENT);
-            } finally {
-                vm.detach();
-            }
+            KwikIt.attach(server.jvm.pid(), AGENT);
             late = LossyLink.download(dir, "client-late", server.port, BYTES, 32);
+            // the baseline: the same server reconfigured to kwik's own controller, with the stream-stall fix
+            // (as in KwikSpringBootJarTest; had the reconfigure not taken, the ratio below fails)
+            KwikIt.attach(server.jvm.pid(), "cc=stock;log=debug;fix.kwik-stream-stall=on");
+            stock = LossyLink.download(dir, "client-stock", server.port, BYTES, 31);
+            assertTrue(server.jvm.stderr().contains("reconfigured on attach"), server.jvm.stderr());
             String stderr = server.jvm.stderr();
             assertTrue(stderr.contains("installed on attach") && stderr.contains("; Java 25"), stderr);
             KwikSpringBootJarTest.assertNoComplaints(server);
@@ -74,5 +72,6 @@ class KwikJava25Test {
         System.out.println("[it] " + figures);
         assertTrue(late.mbps >= LossyLink.FACTOR * stock.mbps, "late attach did not change the controller: " + figures);
         assertTrue(atStart.mbps >= LossyLink.FACTOR * stock.mbps, "-javaagent did not change the controller: " + figures);
+        assertTrue(stock.retries == 0 && late.retries == 0 && atStart.retries == 0, "the stall fix is on: no retries expected: " + figures);
     }
 }
