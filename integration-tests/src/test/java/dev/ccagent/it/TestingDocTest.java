@@ -32,12 +32,6 @@ class TestingDocTest {
     static final Pattern ACCEPTANCE_METHOD = Pattern.compile("@Acceptance\\((?:[^()]|\\([^()]*\\))*\\)\\s*(?:@[\\w.]+(?:\\((?:[^()]|\\([^()]*\\))*\\))?\\s*)*void (\\w+)\\(");
     static final Pattern ACCEPTANCE_CLASS = Pattern.compile("@Acceptance\\((?:[^()]|\\([^()]*\\))*\\)\\s*(?:@[\\w.]+(?:\\((?:[^()]|\\([^()]*\\))*\\))?\\s*)*(?:public\\s+)?(?:final\\s+)?class (\\w+)");
 
-    static Path root() {
-        String sources = System.getProperty("it.sources");
-        assertTrue(sources != null, "system property it.sources is not set (run through Maven)");
-        return Path.of(sources).toAbsolutePath().getParent().getParent().getParent().getParent(); // <root>/test-apps/src/main/java
-    }
-
     /** Every test source of this module, by simple class name. */
     static Map<String, String> sources(Path root) throws IOException {
         Map<String, String> byName = new HashMap<>();
@@ -70,7 +64,7 @@ class TestingDocTest {
 
     @Test
     void theCapabilityTableMatchesTheTests() throws IOException {
-        Path root = root();
+        Path root = ProjectRoot.get();
         Map<String, String> sources = sources(root);
         Path doc = root.resolve("docs/testing.md");
         List<String> lines = Files.readAllLines(doc);

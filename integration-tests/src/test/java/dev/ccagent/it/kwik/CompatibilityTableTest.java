@@ -1,5 +1,7 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.ProjectRoot;
+
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -26,12 +28,6 @@ class CompatibilityTableTest {
     static final List<String> APPLICATION_TESTS = List.of("KwikVersionsTest", "KwikSpringBootJarTest",
             "KwikJava25Test", "OtherAgentsTest", "KwikSenderConstructorTest", "FlupkeTest");
 
-    static Path root() {
-        String sources = System.getProperty("it.sources");
-        assertTrue(sources != null, "system property it.sources is not set (run through Maven)");
-        return Path.of(sources).toAbsolutePath().getParent().getParent().getParent().getParent(); // <root>/test-apps/src/main/java
-    }
-
     static String testSource(Path root, String name) throws IOException {
         for (String module : new String[] {"integration-tests", "agent"}) {
             try (var files = Files.walk(root.resolve(module).resolve("src/test/java"))) {
@@ -46,7 +42,7 @@ class CompatibilityTableTest {
 
     @Test
     void theTableMatchesTheTests() throws IOException {
-        Path root = root();
+        Path root = ProjectRoot.get();
         Path doc = root.resolve("docs/compatibility.md");
         assertTrue(Files.isRegularFile(doc), doc + " is missing");
         String poms = Files.readString(root.resolve("pom.xml")) + Files.readString(root.resolve("integration-tests/pom.xml"));
@@ -102,7 +98,7 @@ class CompatibilityTableTest {
      */
     @Test
     void theNettyTableMatchesTheTests() throws IOException {
-        Path root = root();
+        Path root = ProjectRoot.get();
         Path doc = root.resolve("docs/compatibility-netty.md");
         assertTrue(Files.isRegularFile(doc), doc + " is missing");
         String poms = Files.readString(root.resolve("pom.xml")) + Files.readString(root.resolve("integration-tests/pom.xml"));

@@ -105,9 +105,14 @@ final class KwikIt {
      * load of the same jar reconfigures it ("reconfigured on attach").
      */
     static void attach(long pid, String agentArgs) throws Exception {
+        attach(pid, agentJar(), agentArgs);
+    }
+
+    /** Loads {@code jar} as an agent into the running JVM {@code pid} through the Attach API, then detaches. */
+    static void attach(long pid, Path jar, String agentArgs) throws Exception {
         com.sun.tools.attach.VirtualMachine vm = com.sun.tools.attach.VirtualMachine.attach(Long.toString(pid));
         try {
-            vm.loadAgent(agentJar().toString(), agentArgs);
+            vm.loadAgent(jar.toString(), agentArgs);
         } finally {
             vm.detach();
         }

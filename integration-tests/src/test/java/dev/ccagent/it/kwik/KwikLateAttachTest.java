@@ -1,6 +1,5 @@
 package dev.ccagent.it.kwik;
 
-import com.sun.tools.attach.VirtualMachine;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -32,12 +31,7 @@ class KwikLateAttachTest {
             assertTrue(before.allOk(1), before.describe + server.jvm.describe());
             assertTrue(server.agentLines().isEmpty(), "no agent yet");
 
-            VirtualMachine vm = VirtualMachine.attach(Long.toString(server.jvm.pid()));
-            try {
-                vm.loadAgent(KwikIt.agentJar().toString(), "cc=cubic;log=debug;fix.kwik-stream-stall=on");
-            } finally {
-                vm.detach();
-            }
+            KwikIt.attach(server.jvm.pid(), "cc=cubic;log=debug;fix.kwik-stream-stall=on");
 
             HeapClasses.During<KwikIt.ClientRun> d = HeapClasses.createdDuring(server.jvm.pid(), () ->
                     KwikIt.runClient(dir, "client-after", null, Duration.ofSeconds(120), "--port",

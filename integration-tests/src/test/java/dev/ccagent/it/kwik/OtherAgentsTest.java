@@ -1,6 +1,5 @@
 package dev.ccagent.it.kwik;
 
-import com.sun.tools.attach.VirtualMachine;
 import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -158,12 +157,7 @@ class OtherAgentsTest {
         Path other = otherVersionJar(dir);
         try (KwikIt.Server server = start(dir, "server-two-jars", List.of(ours("cc=bbr1;log=debug;fix.kwik-stream-stall=on"),
                 "-javaagent:" + other + "=cc=cubic;log=debug"))) {
-            VirtualMachine vm = VirtualMachine.attach(Long.toString(server.jvm.pid()));
-            try {
-                vm.loadAgent(other.toString(), "cc=newreno;log=debug");
-            } finally {
-                vm.detach();
-            }
+            KwikIt.attach(server.jvm.pid(), other, "cc=newreno;log=debug");
             KwikIt.ClientRun run = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(90), "--port",
                     Integer.toString(server.port), "--mode", "down", "--bytes", "1000000", "--seed", "44",
                     "--stall-seconds", "8", "--stall-retries", "2");
