@@ -67,7 +67,7 @@ public final class StallingClientMain {
             System.out.flush();
             System.exit(0);
         }
-        System.out.println("resumed");
+        System.out.println("resumed " + System.currentTimeMillis()); // the instant, for a test that reads it later
         System.out.flush();
         for (int n; (n = in.read(buf)) >= 0; ) {
             for (int i = 0; i < n; i++) {
