@@ -1,6 +1,5 @@
 package dev.ccagent.it.kwik;
 
-import com.sun.tools.attach.VirtualMachine;
 import dev.ccagent.it.ForkedJvm;
 import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
@@ -51,10 +50,14 @@ class KwikDetachTest {
                     .classPath(KwikIt.appClassPath()).dir(dir)
                     .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
                     .javaagent(KwikIt.agentJar(), "fix.kwik-stream-stall=on;log=warn")
-                    // 3 x 6 MB at 24 Mbit/s: at least 6 s
-                    .args("--port", Integer.toString(link.port()), "--mode", "down", "--bytes", "6000000",
+                    // 3 x 12 MB at 24 Mbit/s: at least 12 s for the three. All three must still run at the detach (about
+                    // 5 s after the client's start) and at the check 2.1 s later (about 7 s): with 6 MB each (until
+                    // 2026-12-04) the first finished 6.4 s into its transfer, about 7.1 s after the client's start, as
+                    // late as the check came in that run; 12 MB doubles that
+                    .args("--port", Integer.toString(link.port()), "--mode", "down", "--bytes", "12000000",
                             "--connections", "3", "--parallel", "3", "--seed", "11", "--timeout-seconds", "120")
                     .start();
+            long clientStarted = System.nanoTime();
             try (client) {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
                 while (probeCalls(server) < 3000 && System.nanoTime() < deadline && client.process().isAlive()) {
@@ -69,6 +72,10 @@ class KwikDetachTest {
                 Thread.sleep(1500);
                 long later = probeCalls(server);
                 boolean stillRunning = client.process().isAlive() && !client.stdout().contains("RESULT");
+                // the first connection to finish needs 12 MB of the link's 24 Mbit/s: 4 s alone, about 13 s at the share
+                // seen; odds not yet stated: the check's time is printed from 2026-12-04 on, the transfers' in RESULT
+                System.out.printf("[it] detach: still-running check %.1f s after the client started%n",
+                        (System.nanoTime() - clientStarted) / 1e9);
                 assertEquals(atDetach, later, "no call into our controller after detach");
                 assertTrue(stillRunning, "the transfers were still running after the detach: " + client.stdout());
 
@@ -85,12 +92,7 @@ class KwikDetachTest {
 
             // re-attach: the next connection runs our algorithm again
             long before = probeCalls(server);
-            VirtualMachine vm = VirtualMachine.attach(Long.toString(pid));
-            try {
-                vm.loadAgent(KwikIt.agentJar().toString(), agentArgs);
-            } finally {
-                vm.detach();
-            }
+            KwikIt.attach(pid, agentArgs);
             KwikIt.ClientRun again = KwikIt.runClient(dir, "client-again", "fix.kwik-stream-stall=on;log=warn",
                     Duration.ofSeconds(90), "--port", Integer.toString(server.port), "--mode", "down",
                     "--bytes", "2000000", "--seed", "12");
@@ -112,13 +114,7 @@ class KwikDetachTest {
     }
 
     static void jmxDetach(long pid) throws Exception {
-        VirtualMachine vm = VirtualMachine.attach(Long.toString(pid));
-        String url;
-        try {
-            url = vm.startLocalManagementAgent();
-        } finally {
-            vm.detach();
-        }
+        String url = SafetyIt.managementUrl(pid);
         try (JMXConnector c = JMXConnectorFactory.connect(new JMXServiceURL(url))) {
             c.getMBeanServerConnection().invoke(new ObjectName("dev.ccagent:type=Control"), "detach", null, null);
         }
