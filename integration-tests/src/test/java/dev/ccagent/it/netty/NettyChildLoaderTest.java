@@ -82,6 +82,10 @@ class NettyChildLoaderTest {
         // 1.9x MB of the ~2.16 MB sent and failed a 2,000,000 bound). The bound allows 560 kB missing, 450 ms
         // at the link's 10 Mbit/s: almost two periods, so it fails only when the last sample is two periods
         // late, or when the summary misses the transfer outright.
+        // Odds not yet stated: the figure is printed from 2026-12-04 on, to measure its spread (issue 33 fixes the
+        // cause: a last sample before quiche frees the connection)
+        System.out.println("[it] netty child loader: the close summary counts " + summaries.get(0).getLong(EventFields.BYTES_SENT)
+                + " bytes sent");
         assertFalse(summaries.get(0).getLong(EventFields.BYTES_SENT) < 1_600_000L,
                 "the summary counts the 2 MB the server sent, up to its last sample: " + summaries.get(0));
         // paced at the server's socket (the app's recorder sits after the pacer)

@@ -248,11 +248,11 @@ class NettyQuicAgentTest {
 
     /**
      * Pacing seen from outside, on a 10 Mbit/s, 40 ms link with a 1-BDP buffer and quiche's BBR: the
-     * socket's densest millisecond is smaller paced, in every pair; the bottleneck's queue stands lower or
-     * overflows less. The queue depends on quiche's own bandwidth estimate too, and once in CI (2 cores)
+     * socket's densest millisecond is smaller paced; the bottleneck's queue stands lower or overflows less
+     * (odds of both beside them, in {@code PacingEvidence.checkPaced}). The queue depends on quiche's own bandwidth estimate too, and once in CI (2 cores)
      * a paced run kept it at 30.9 ms against 38.3 unpaced, with 41 / 33 drops, while 6 pairs on this machine
      * (3 idle, 3 beside two busy loops) showed 0.4-4.3 ms paced against 37.0-38.3 ms unpaced. So a
-     * pair whose queue does not agree is measured again, at most twice, counted and printed with quiche's
+     * pair whose queue or socket does not agree is measured again, at most twice, counted and printed with quiche's
      * bandwidth estimates; unpaced sending keeps the queue at the buffer's size every time, so a pacer that
      * does nothing still fails all three.
      */
@@ -290,7 +290,7 @@ class NettyQuicAgentTest {
             // evidence from outside the pacer: spacing at the socket (asserted inside) and the emulator's queue
             String disagreement = PacingEvidence.checkPaced(on, off);
             if (disagreement == null) {
-                System.out.println("pacing evidence: the queue agreed on attempt " + attempt + " of 3; pairs measured"
+                System.out.println("pacing evidence: the socket and the queue agreed on attempt " + attempt + " of 3; pairs measured"
                         + " again: " + (attempt - 1));
                 return;
             }

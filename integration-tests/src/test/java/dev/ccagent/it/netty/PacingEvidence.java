@@ -29,6 +29,9 @@ final class PacingEvidence {
      * At the socket only: the densest millisecond of writes is smaller when paced. For links with random
      * loss, where quiche's BBR keeps the bottleneck queue about as full paced as unpaced (Reactor at 1%
      * loss, quiet machine: queue p50 25.4 / 25.2 ms, drops 30 / 40, while the socket showed 14 / 25 per ms).
+     * Odds: {@code NettyChildLoaderTest} in 13 clean-clone gate runs (2026-12-04): paced 4-7, unpaced 10-18,
+     * 3 datagrams apart at the closest; a late timer can release up to 12 at once (netty.pacing.max-burst),
+     * so this is not below 1e-4 by its margin alone: a rough 1e-4 to 1e-3 a run, open (docs/testing.md).
      */
     static void assertPacedAtSocket(NettyApp.Run on, NettyApp.Run off) {
         double perMsOn = QuicheEvidence.figure(on, "WRITES", "maxPerMs");
@@ -39,9 +42,9 @@ final class PacingEvidence {
     }
 
     /**
-     * {@code on} paced, {@code off} not: same link, same algorithm. At the socket (asserted): the densest
-     * millisecond of writes is smaller when paced. At the bottleneck (returned, the caller decides): the
-     * queue stands lower or overflows less. Returns null when the bottleneck agrees, else what it showed.
+     * {@code on} paced, {@code off} not: same link, same algorithm. At the socket: the densest millisecond of
+     * writes is smaller when paced. At the bottleneck: the queue stands lower or overflows less. Returns null
+     * when both agree, else what they showed (the caller measures the pair again, at most twice).
      */
     static String checkPaced(NettyApp.Run on, NettyApp.Run off) {
         double perMsOn = QuicheEvidence.figure(on, "WRITES", "maxPerMs");
@@ -57,8 +60,15 @@ final class PacingEvidence {
         // back-to-back writes (backToBackPct) are printed, not asserted: on a loaded machine a late timer
         // releases the due datagrams together (up to netty.pacing.max-burst), paced or not.
         // The densest millisecond at the socket: smaller when paced (quiet machine, bulk app: 6 / 10;
-        // loaded, Reactor: 6 / 56, 15 / 46, 12 / 36, 15 / 31)
-        assertTrue(perMsOn < perMsOff, "paced bursts should be smaller:" + all);
+        // loaded, Reactor: 6 / 56, 15 / 46, 12 / 36, 15 / 31). The gate's 13 clean clones and one full run
+        // (2026-12-04, NettyQuicAgentTest, 10 Mbit/s): paced 4-7, unpaced 8-29, the closest pair 5 / 8; a late
+        // timer can release up to netty.pacing.max-burst (16 KiB, 12 datagrams) at once, so one pair can fail
+        // by chance (about 1e-3 a pair, a rough estimate from those tails). Until 2026-12-04 this was asserted
+        // at once; now a pair that disagrees is measured again like the queue, up to three pairs: 1e-9 a run
+        // if the pairs are independent, and a pacer that does nothing fails all three.
+        if (perMsOn >= perMsOff) {
+            return "paced bursts should be smaller (the densest millisecond at the socket):" + all;
+        }
         // The bottleneck: unpaced BBR keeps the queue standing (median wait 32-38 ms of a 40 ms buffer),
         // paced less than 0.7 of that (1.7 ms bulk app, quiet; 16.6 ms Reactor at 1% loss), or the queue
         // overflows at most half as often
