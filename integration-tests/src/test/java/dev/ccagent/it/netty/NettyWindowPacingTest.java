@@ -19,9 +19,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and emulator in one JVM, the agent choosing quiche's algorithm): 20 Mbit/s, 20 ms each way, a 1-BDP
  * drop-tail buffer, clean and with 1% random loss on the data direction.
  *
- * <p>Asserted, on the 1%-loss link, Reno and CUBIC: the densest socket millisecond smaller paced, and the
- * bottleneck queue's median wait lower paced (the window stays small, and only unpaced bursts queue at
- * all): what held in every pair of both runs below. Printed, not asserted: goodput. The clean link is
+ * <p>Asserted, on the 1%-loss link, Reno and CUBIC: the share of back-to-back datagrams at the socket under a
+ * quarter of the unpaced share, and the bottleneck queue's 95th-percentile wait under half of the unpaced
+ * one (the window stays small, and only unpaced bursts queue at all); the odds are beside the bounds. Until
+ * 2026-12-04 the densest socket millisecond and the queue's median were asserted, as the runs below did. Printed, not asserted: goodput. The clean link is
  * measured in BENCHMARKS.md, not here: one short download per cell varied more between runs there than
  * pacing changed it (the second run below).
  *
@@ -40,7 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * 8 pairs and the 1%-loss queue median lower paced (0.5-1.0 ms against 0.0), which is what this test
  * now asserts; the clean-link cells stay in BENCHMARKS.md.
  */
-@Acceptance("datagram spacing and the queue median of Reno and CUBIC, paced against unpaced")
+@Acceptance("back-to-back datagrams and the queue's 95th-percentile wait of Reno and CUBIC, paced against unpaced")
 class NettyWindowPacingTest {
 
     static final String CLEAN = "link=20000000,20,1,0";
@@ -52,8 +53,11 @@ class NettyWindowPacingTest {
         }
 
         String row() {
-            return String.format(Locale.ROOT, "%-5s %-5s maxPerMs %3.0f / %3.0f  queueP50 %5.1f / %5.1f ms  mbps %5.2f / %5.2f  drops %3.0f / %3.0f",
-                    algorithm, link.equals(CLEAN) ? "clean" : "loss1", figure(off, "WRITES", "maxPerMs"),
+            return String.format(Locale.ROOT, "%-5s %-5s backToBack %4.1f / %4.1f %%  queueP95 %5.1f / %5.1f ms  maxPerMs %3.0f / %3.0f"
+                            + "  queueP50 %5.1f / %5.1f ms  mbps %5.2f / %5.2f  drops %3.0f / %3.0f",
+                    algorithm, link.equals(CLEAN) ? "clean" : "loss1", figure(off, "WRITES", "backToBackPct"),
+                    figure(on, "WRITES", "backToBackPct"), figure(off, "EMULATOR", "queueDelayP95Micros") / 1000,
+                    figure(on, "EMULATOR", "queueDelayP95Micros") / 1000, figure(off, "WRITES", "maxPerMs"),
                     figure(on, "WRITES", "maxPerMs"), figure(off, "EMULATOR", "queueDelayP50Micros") / 1000,
                     figure(on, "EMULATOR", "queueDelayP50Micros") / 1000, figure(off, "RESULT", "mbps"),
                     figure(on, "RESULT", "mbps"), figure(off, "EMULATOR", "droppedQueue"),
@@ -113,11 +117,24 @@ class NettyWindowPacingTest {
         for (Pair p : pairs) {
             String all = p.row() + "\n  unpaced: " + PacingEvidence.figures(p.off) + " " + p.off.lines("RESULT")
                     + "\n  paced:   " + PacingEvidence.figures(p.on) + " " + p.on.lines("RESULT");
-            if (p.figure(p.on, "WRITES", "maxPerMs") >= p.figure(p.off, "WRITES", "maxPerMs")) {
-                failures.add("the densest socket millisecond should be smaller paced: " + all);
+            // The socket: the share of datagrams written within 20 us of the one before. Measured in 8 pairs of
+            // 4 runs (2026-12-02 at load 5.0-7.8, docs/bench/netty-window-pacing.csv; 2026-12-04 at load
+            // 0.9-2.4): unpaced 12.7-28.0%, paced 0.0-0.6%. To fail, the paced share must reach a quarter of the
+            // unpaced one (3.2% at the least): 5 times the largest paced share seen and 13 standard deviations
+            // (0.22) above its mean (0.28%). Odds: below 1e-9 a pair under a normal model of that spread; we
+            // state 1e-4 a run, leaving room for a heavier tail than 8 pairs can show.
+            // Not the densest millisecond (asserted until 2026-12-04): at 1% loss CUBIC's window can stay so
+            // small that the unpaced run's densest millisecond is no larger (10 / 10 in one run).
+            if (p.figure(p.on, "WRITES", "backToBackPct") * 4 >= p.figure(p.off, "WRITES", "backToBackPct")) {
+                failures.add("a quarter of the unpaced share of back-to-back datagrams should be more than the paced share: " + all);
             }
-            if (p.figure(p.on, "EMULATOR", "queueDelayP50Micros") >= p.figure(p.off, "EMULATOR", "queueDelayP50Micros")) {
-                failures.add("the bottleneck queue's median wait should be lower paced: " + all);
+            // The bottleneck: the 95th percentile of the queue's wait. Measured in the same 8 pairs: unpaced
+            // 2.1-4.6 ms, paced 0.0-0.5 ms; to fail, the paced figure must reach half the unpaced one (1.05 ms
+            // at the least), twice the largest paced figure seen and 4.5 standard deviations (0.18) above its
+            // mean (0.23 ms): 3e-6 a pair under a normal model, 1e-4 a run stated as above. Not the
+            // median (asserted until 2026-12-04): unpaced, it was 0.1 ms in two pairs, next to the paced 0.0.
+            if (p.figure(p.on, "EMULATOR", "queueDelayP95Micros") * 2 >= p.figure(p.off, "EMULATOR", "queueDelayP95Micros")) {
+                failures.add("the bottleneck queue's 95th-percentile wait should be under half of the unpaced one: " + all);
             }
         }
         assertTrue(failures.isEmpty(), String.join("\n", failures));
