@@ -56,7 +56,9 @@ class NettyChannelPacingTest {
         EmbeddedChannel udp = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
         udp.pipeline().addFirst(NettyPacer.NAME, new NettyPacer(16 * 1024));
         EmbeddedChannel quic = quicChannelOf(udp);
-        NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 20_000_000L));
+        // 80 ms ahead (under the 100 ms beyond which a send time is not believed): the hold needs it more than 1 ms
+        // ahead, so only a 79 ms pause of this thread between the two lines fails it (20 ms until 2026-12-04)
+        NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 80_000_000L));
         assertTrue(NettyHooks.holdSendLoop(quic), "the paced datagram should stop the send loop");
         NettyPacer.heldOf(quic, true)[0] = 1;
         assertTrue(NettyHooks.skipSend(quic), "connectionSend runs while the pacer holds the channel's datagram");
@@ -153,7 +155,8 @@ class NettyChannelPacingTest {
         assertEquals(0, pacer.queued(), "paced on quiche's initial RTT guess");
         // quiche paces this connection itself: its times rule from then on, even after a real RTT sample
         quic.rtt = 40_000_000L;
-        NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 5_000_000L));
+        // 80 ms ahead, as above (5 ms until 2026-12-04 left 4 ms for a pause of this thread)
+        NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 80_000_000L));
         assertTrue(NettyHooks.holdSendLoop(quic));
         udp.writeOutbound(NettyPacerTest.datagram(99, 1200));
         udp.runPendingTasks();

@@ -115,10 +115,12 @@ class NettyPacerTest {
         }
         assertEquals(0, pacer.queued());
         // a believable future send time is still paced (the test can tell the difference)
-        NettyHooks.onSendInfo(sendInfo(System.nanoTime() + 40_000_000L));
+        // due in 80 ms (under the 100 ms beyond which a send time is not believed): only a 79 ms pause of this
+        // thread before the write lets it leave at once (40 ms until 2026-12-04); drainOut below waits for it
+        NettyHooks.onSendInfo(sendInfo(System.nanoTime() + 80_000_000L));
         DatagramPacket held = datagram(99, 1200);
         ch.writeOutbound(held);
-        assertNull(ch.readOutbound(), "a datagram due in 40 ms left at once");
+        assertNull(ch.readOutbound(), "a datagram due in 80 ms left at once");
         assertEquals(1, pacer.queued());
         List<DatagramPacket> later = drainOut(ch, 1);
         assertEquals(1, later.size());
@@ -207,7 +209,9 @@ class NettyPacerTest {
         ch.pipeline().addLast(rejecting, "pacer", pacer);
         List<ChannelFuture> promises = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            NettyHooks.onSendInfo(sendInfo(System.nanoTime() + 50_000_000L));
+            // due in 80 ms, so the pacer asks for a timer (refused) unless this thread pauses 79 ms before the
+            // write, three times in a row (50 ms until 2026-12-04); nothing waits for that time
+            NettyHooks.onSendInfo(sendInfo(System.nanoTime() + 80_000_000L));
             promises.add(ch.writeAndFlush(datagram(i, 500)));
         }
         List<DatagramPacket> out = new ArrayList<>();
