@@ -7,7 +7,8 @@ import java.util.Map;
 /**
  * A deterministic test driver for a {@link CongestionController}: the host's bookkeeping (packet
  * numbers, bytes in flight, reusable ack/loss events) plus a simple ack-clocked loop over a path
- * with a fixed RTT and no capacity limit. Time is simulated: nothing waits.
+ * with a fixed RTT and no capacity limit. Time is simulated: nothing waits. Nothing is drawn at random
+ * either, so a test on it gets the same figures every run: its bounds fail with odds 0.
  *
  * <p>Low level: {@link #send}, {@link #ack}, {@link #lose}. Loop: {@link #step} delivers the next ack
  * (every {@link #packetsPerAck} packets one RTT after they were sent) and then sends as much as the

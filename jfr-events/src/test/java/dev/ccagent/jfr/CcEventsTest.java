@@ -121,6 +121,8 @@ class CcEventsTest {
             r.stop();
         }
         assertFalse(JfrSwitch.on, "switch off after the recording stopped");
+        // a hang guard: two runs at the 200 ms period take about 0.4 s (the whole class 0.90-1.24 s in 16 runs to
+        // 2026-12-04); the 5 s wait fails only if JFR's periodic thread comes 4.6 s late, 12x: under 1 in 10,000 a run
         assertTrue(periodic.get() >= 2, "periodic hook ran: " + periodic.get());
         Map<String, Integer> counts = new HashMap<>();
         for (RecordedEvent e : RecordingFile.readAllEvents(file)) {

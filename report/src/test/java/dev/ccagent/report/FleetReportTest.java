@@ -308,6 +308,7 @@ class FleetReportTest {
         assertEquals(0, run.status, run.stderr);
         String page = Files.readString(html);
         assertTrue(page.indexOf("<h2>Verdicts</h2>") < page.indexOf("CDF"), "verdict table first");
+        // deterministic: the connections from seed 51, the bootstrap from the report's seed 1: odds 0
         assertTrue(page.contains(">better<"), "1.3x goodput at 1,000 connections per arm is found");
         assertFalse(page.contains("src=\"http") || page.contains("<script"), "self-contained, no scripts");
         // one line per arm, not per connection: 4 CDFs x 2 arms + 3 series x 2 arms

@@ -46,6 +46,7 @@ class AlgorithmSelectorTest {
                 canary++;
             }
         }
+        // fixed ids 0..999, so this cannot flake either (odds 0)
         assertShare(canary, 1000, 0.5);
     }
 
@@ -95,7 +96,7 @@ class AlgorithmSelectorTest {
             differsBetweenSalts += s != o ? 1 : 0;
             canary += s ? 1 : 0;
         }
-        // independent assignments disagree on half the ids
+        // independent assignments disagree on half the ids; seed 7 and fixed salts: the same counts every run, odds 0
         assertShare(differs, n, 0.5);
         assertShare(differsBetweenSalts, n, 0.5);
         assertShare(canary, n, 0.5);
@@ -125,7 +126,7 @@ class AlgorithmSelectorTest {
         }
         assertEquals(5_000, picked);
         assertEquals(picked, countCanary(plain, 11, 5_000), "the unsalted prediction is exact");
-        assertShare(landed, picked, 0.10);
+        assertShare(landed, picked, 0.10); // seed 11 and a fixed salt: the same count every run, odds 0
     }
 
     private static int countCanary(AgentConfig plain, long seed, int want) {

@@ -15,6 +15,9 @@ import java.util.function.Consumer;
  * lost when a later packet is acknowledged. It checks the pacer invariants on every send decision
  * (never a time in the past, bounded sends per instant), so any test using it also guards against
  * the localhost spin. The full simulator lives in {@code dev.ccagent.sim}.
+ *
+ * <p>Its clock is simulated and nothing in it draws at random (a BBR's own draws come from its seed
+ * option, 1 by default): a test on it gets the same figures every run, so its bounds fail with odds 0.
  */
 final class PipeHarness {
 

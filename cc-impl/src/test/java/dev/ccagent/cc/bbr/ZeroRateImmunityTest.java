@@ -14,7 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The quic-go issue 4054 regression suite: a BBR pacer must never get rate 0 and never answer a
  * send time in the past; without budget its answer is strictly in the future. Each test asserts
- * the pacer's answers directly.
+ * the pacer's answers directly. Deterministic: simulated times and the controllers' default seed (1),
+ * the same answers every run, odds 0.
  */
 class ZeroRateImmunityTest {
 

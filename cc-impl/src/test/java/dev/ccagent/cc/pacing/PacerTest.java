@@ -82,6 +82,7 @@ class PacerTest {
     @Test
     void aLateWakeUpCatchesUpABoundedBurstButIdleAndWindowLimitsDoNot() {
         // 20 Mbit/s: quantum 2 packets; 10 ms of traffic = 25 kB, about 20 packets
+        // the pacer's clock is the test's own numbers: the same bursts every run, odds 0
         assertEquals(1, burstAfter(0, false), "a punctual host gets exactly the packet it waited for");
         assertTrue(burstAfter(8_000_000, false) >= 15, "8 ms late: about 8 ms of traffic catches up");
         assertTrue(burstAfter(8_000_000, false) <= 21, "at most 10 ms of traffic");

@@ -100,6 +100,8 @@ class KwikCanaryTest {
                 assignedCounts, summaryCounts);
         assertEquals(predictedCounts, assignedCounts, "AlgorithmAssigned per arm");
         assertEquals(predictedCounts, summaryCounts, "close ConnectionSummary per arm");
+        // by chance, not exact like the counts above: the selector splits kwik's random connection ids, 30 at 30%,
+        // so an arm is empty with probability 0.7^30 + 0.3^30 = 2.3e-5 a run (canary 7-16 of 30 in 14 gate runs)
         assertTrue(predictedCounts.containsKey("canary:cubic") && predictedCounts.containsKey("default:newreno"),
                 "both arms need connections for this test to mean anything: " + predictedCounts);
     }

@@ -79,6 +79,7 @@ class BootstrapTest {
             }
         }
         double coverage = covered / (double) runs;
+        // deterministic: seeds 1,000 + s for the data and s for the resamples, the same coverage every run: odds 0
         assertTrue(coverage > 0.88 && coverage <= 1.0, "coverage " + coverage);
     }
 
