@@ -54,9 +54,7 @@ class KwikJava25Test {
             late = LossyLink.download(dir, "client-late", server.port, BYTES, 32);
             // the baseline: the same server reconfigured to kwik's own controller, with the stream-stall fix
             // (as in KwikSpringBootJarTest; had the reconfigure not taken, the ratio below fails)
-            KwikIt.attach(server.jvm.pid(), "cc=stock;log=debug;fix.kwik-stream-stall=on");
-            stock = LossyLink.download(dir, "client-stock", server.port, BYTES, 31);
-            assertTrue(server.jvm.stderr().contains("reconfigured on attach"), server.jvm.stderr());
+            stock = LossyLink.stockBaselineOnTheSameServer(dir, "client-stock", server, BYTES, 31);
             String stderr = server.jvm.stderr();
             assertTrue(stderr.contains("installed on attach") && stderr.contains("; Java 25"), stderr);
             KwikSpringBootJarTest.assertNoComplaints(server);

@@ -54,9 +54,7 @@ class KwikSpringBootJarTest {
             // the baseline: the same server reconfigured to kwik's own controller; the stream-stall fix stays,
             // so the baseline does not stall (without ccagent it stalled 22 of 27 loopback attempts, see
             // UnpatchedKwik). Had the reconfigure not taken, this would be bbr1 and the ratio below fails.
-            KwikIt.attach(server.jvm.pid(), "cc=stock;log=debug;fix.kwik-stream-stall=on");
-            stock = LossyLink.download(dir, "client-stock", server.port, BYTES, 11);
-            assertTrue(server.jvm.stderr().contains("reconfigured on attach"), server.jvm.stderr());
+            stock = LossyLink.stockBaselineOnTheSameServer(dir, "client-stock", server, BYTES, 11);
             String stderr = server.jvm.stderr();
             assertTrue(stderr.contains("LaunchedClassLoader") && stderr.contains(": applied"), stderr);
             assertTrue(stderr.contains("kwik helpers defined in org.springframework.boot.loader.launch.LaunchedClassLoader"),

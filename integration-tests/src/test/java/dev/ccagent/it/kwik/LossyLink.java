@@ -60,6 +60,20 @@ final class LossyLink {
     }
 
     /**
+     * The stock baseline of a server that ccagent runs on (attached or at start): ccagent attached again with
+     * {@code cc=stock} (the stream-stall fix stays on, so kwik's own race cannot stall the baseline), then a
+     * {@link #download}; asserts that the agent logged the reconfigure. Had it not taken, the download would
+     * run the algorithm before it, and the caller's goodput ratio fails.
+     */
+    static Download stockBaselineOnTheSameServer(Path dir, String name, KwikIt.Server server, long bytes, long seed)
+            throws Exception {
+        KwikIt.attach(server.jvm.pid(), "cc=stock;log=debug;fix.kwik-stream-stall=on");
+        Download stock = download(dir, name, server.port, bytes, seed);
+        assertTrue(server.jvm.stderr().contains("reconfigured on attach"), server.jvm.describe());
+        return stock;
+    }
+
+    /**
      * A checksummed download of {@code bytes} from {@code serverPort}, whose kwik has ccagent's
      * stream-stall fix, through a fresh emulator; asserts it is intact. A stall is retried on a new
      * connection and counted (callers with the fix on assert that there were none).

@@ -92,10 +92,8 @@ class OtherAgentsTest {
             LossyLink.Download late = LossyLink.download(dir, "client-otel-late", server.port, BYTES, 42);
             // the baseline: the same server reconfigured to kwik's own controller, with the stream-stall fix
             // (as in KwikSpringBootJarTest; had the reconfigure not taken, the ratio below fails)
-            KwikIt.attach(server.jvm.pid(), "cc=stock;log=debug;fix.kwik-stream-stall=on");
-            LossyLink.Download stock = LossyLink.download(dir, "client-otel-stock", server.port, BYTES, 41);
+            LossyLink.Download stock = LossyLink.stockBaselineOnTheSameServer(dir, "client-otel-stock", server, BYTES, 41);
             stockMbps = stock.mbps;
-            assertTrue(server.jvm.stderr().contains("reconfigured on attach"), server.jvm.describe());
             assertTrue(server.jvm.stderr().contains("opentelemetry-javaagent"), "OpenTelemetry did not start: "
                     + server.jvm.describe());
             assertQuiet(server);
