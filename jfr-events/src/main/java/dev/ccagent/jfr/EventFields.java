@@ -55,6 +55,8 @@ public final class EventFields {
     public static final String BYTES_PER_PACKET = "bytesPerPacket";
     /** In {@link ConnectionSummary}. */
     public static final String BYTES_SENT = "bytesSent";
+    /** In {@link StreamStall}. */
+    public static final String BYTES_WAITING = "bytesWaiting";
     /** In {@link CanaryRolledBack}. */
     public static final String CANARY_ALGORITHM = "canaryAlgorithm";
     /** In {@link AlgorithmAssigned}, {@link CanaryRolledBack}, {@link CongestionState}, {@link ConnectionSummary}. */
@@ -67,7 +69,7 @@ public final class EventFields {
     public static final String CONGESTION_EVENTS = "congestionEvents";
     /** In {@link CongestionState}. */
     public static final String CONGESTION_WINDOW = "congestionWindow";
-    /** In {@link AckOnlySendLoop}, {@link AlgorithmAssigned}, {@link CongestionState}, {@link ConnectionSummary}, {@link CpuSpin}, {@link PacingRateChange}, {@link PacingStall}, {@link SendLoopSpin}, {@link SendPathAllocation}. */
+    /** In {@link AckOnlySendLoop}, {@link AlgorithmAssigned}, {@link CongestionState}, {@link ConnectionSummary}, {@link CpuSpin}, {@link PacingRateChange}, {@link PacingStall}, {@link SendLoopSpin}, {@link SendPathAllocation}, {@link StreamStall}. */
     public static final String CONNECTION_ID = "connectionId";
     /** In {@link Fallback}. */
     public static final String CONSEQUENCE = "consequence";
@@ -85,26 +87,28 @@ public final class EventFields {
     public static final String DATAGRAMS = "datagrams";
     /** In {@link AgentLifecycle}. */
     public static final String DETAIL = "detail";
-    /** In {@link CpuSpin}. */
+    /** In {@link CpuSpin}, {@link StreamStall}. */
     public static final String DETECTED_AFTER = "detectedAfter";
-    /** In {@link Fallback}. */
-    public static final String EXCEPTION = "exception";
-    /** In {@link CanaryRolledBack}. */
-    public static final String E_VALUE = "eValue";
-    /** In {@link SendLoopSpin}. */
-    public static final String EMPTY_WAKEUP_RATE = "emptyWakeupRate";
     /** In {@link SendLoopSpin}. */
     public static final String EMPTY_WAKEUPS = "emptyWakeups";
-    /** In {@link CpuSpin}. */
+    /** In {@link SendLoopSpin}. */
+    public static final String EMPTY_WAKEUP_RATE = "emptyWakeupRate";
+    /** In {@link CpuSpin}, {@link StreamStall}. */
     public static final String ENDED_BY = "endedBy";
-    /** In {@link CpuSpin}. */
+    /** In {@link CpuSpin}, {@link StreamStall}. */
     public static final String EPISODE_DURATION = "episodeDuration";
-    /** In {@link CpuSpin}. */
+    /** In {@link CpuSpin}, {@link StreamStall}. */
     public static final String EPISODE_ID = "episodeId";
     /** In {@link CanaryRolledBack}. */
     public static final String EVIDENCE = "evidence";
+    /** In {@link Fallback}. */
+    public static final String EXCEPTION = "exception";
     /** In {@link PacingStall}. */
     public static final String EXPECTED_WAIT = "expectedWait";
+    /** In {@link CanaryRolledBack}. */
+    public static final String E_VALUE = "eValue";
+    /** In {@link StreamStall}. */
+    public static final String FIX_ON = "fixOn";
     /** In {@link SendPathAllocation}. */
     public static final String FLAGGED = "flagged";
     /** In {@link CpuSpin}. */
@@ -113,7 +117,7 @@ public final class EventFields {
     public static final String KIND = "kind";
     /** In {@link ConnectionSummary}. */
     public static final String LEFT_SLOW_START = "leftSlowStart";
-    /** In {@link AckOnlySendLoop}, {@link AgentLifecycle}, {@link AlgorithmAssigned}, {@link CanaryRolledBack}, {@link CongestionState}, {@link ConnectionSummary}, {@link CpuSpin}, {@link PacingRateChange}, {@link PacingStall}, {@link SendLoopSpin}, {@link SendPathAllocation}. */
+    /** In {@link AckOnlySendLoop}, {@link AgentLifecycle}, {@link AlgorithmAssigned}, {@link CanaryRolledBack}, {@link CongestionState}, {@link ConnectionSummary}, {@link CpuSpin}, {@link PacingRateChange}, {@link PacingStall}, {@link SendLoopSpin}, {@link SendPathAllocation}, {@link StreamStall}. */
     public static final String LIBRARY = "library";
     /** In {@link AgentLifecycle}. */
     public static final String LIBRARY_VERSION = "libraryVersion";
@@ -151,6 +155,8 @@ public final class EventFields {
     public static final String PREVIOUS_RATE = "previousRate";
     /** In {@link CongestionState}. */
     public static final String PROBE_BW_PHASE = "probeBwPhase";
+    /** In {@link StreamStall}. */
+    public static final String PTO = "pto";
     /** In {@link PacingRateChange}. */
     public static final String QUANTUM = "quantum";
     /** In {@link PacingRateChange}. */
@@ -161,6 +167,8 @@ public final class EventFields {
     public static final String REASON = "reason";
     /** In {@link AckOnlySendLoop}. */
     public static final String REFUSALS = "refusals";
+    /** In {@link StreamStall}. */
+    public static final String RETRANSMIT_PENDING = "retransmitPending";
     /** In {@link AlgorithmAssigned}, {@link ConnectionSummary}. */
     public static final String ROLE = "role";
     /** In {@link ConnectionSummary}. */
@@ -175,6 +183,10 @@ public final class EventFields {
     public static final String SLOW_START_THRESHOLD = "slowStartThreshold";
     /** In {@link CongestionState}, {@link ConnectionSummary}. */
     public static final String SMOOTHED_RTT = "smoothedRtt";
+    /** In {@link StreamStall}. */
+    public static final String STREAM_ID = "streamId";
+    /** In {@link StreamStall}. */
+    public static final String STREAM_OFFSET = "streamOffset";
     /** In {@link CpuSpin}. */
     public static final String THREAD_ID = "threadId";
     /** In {@link CpuSpin}, {@link SendPathAllocation}. */
@@ -201,6 +213,8 @@ public final class EventFields {
     public static final String WINDOW = "window";
     /** In {@link CanaryRolledBack}. */
     public static final String WORSE_TRIALS = "worseTrials";
+    /** In {@link StreamStall}. */
+    public static final String WRITER_BLOCKED = "writerBlocked";
 
     private EventFields() {
     }

@@ -34,11 +34,13 @@ public final class EventNames {
     public static final String PACING_STALL = PREFIX + "PacingStall";
     /** {@link SendLoopSpin}. */
     public static final String SEND_LOOP_SPIN = PREFIX + "SendLoopSpin";
+    /** {@link StreamStall}. */
+    public static final String STREAM_STALL = PREFIX + "StreamStall";
     /** {@link SendPathAllocation}. */
     public static final String SEND_PATH_ALLOCATION = PREFIX + "SendPathAllocation";
 
     /** Every event type, in the order {@link CcEvents#classes()} lists them. */
-    public static final List<String> ALL = List.of(CONGESTION_STATE, PACING_RATE_CHANGE, PACING_STALL, ACK_ONLY_SEND_LOOP, SEND_LOOP_SPIN, SEND_PATH_ALLOCATION, ALGORITHM_ASSIGNED, AGENT_LIFECYCLE, CONNECTION_SUMMARY, CANARY_ROLLED_BACK, CPU_SPIN, FALLBACK);
+    public static final List<String> ALL = List.of(CONGESTION_STATE, PACING_RATE_CHANGE, PACING_STALL, ACK_ONLY_SEND_LOOP, SEND_LOOP_SPIN, SEND_PATH_ALLOCATION, ALGORITHM_ASSIGNED, AGENT_LIFECYCLE, CONNECTION_SUMMARY, CANARY_ROLLED_BACK, CPU_SPIN, FALLBACK, STREAM_STALL);
 
     private EventNames() {
     }

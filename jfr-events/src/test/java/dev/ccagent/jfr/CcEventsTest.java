@@ -176,6 +176,9 @@ class CcEventsTest {
         Fallback f = new Fallback();
         f.kind = "first";
         f.commit();
+        StreamStall stall = new StreamStall();
+        stall.bytesWaiting = 1;
+        stall.commit();
     }
 
     /** The one table of names: every event's name is in EventNames, in CcEvents' order; every event field is in EventFields and every constant there names a field. */

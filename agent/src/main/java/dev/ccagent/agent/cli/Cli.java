@@ -307,6 +307,19 @@ public final class Cli implements Callable<Integer> {
         for (String s : spins) {
             out.println("  " + s);
         }
+        long stalls;
+        String[] open;
+        try {
+            stalls = c.getStreamStalls();
+            open = c.getOngoingStreamStalls();
+        } catch (RuntimeException e) { // an agent from before these attributes
+            out.println("stream stalls: (not reported by this agent)");
+            return;
+        }
+        out.println("stream stalls: " + stalls + " (ongoing " + open.length + ")");
+        for (String s : open) {
+            out.println("  " + s);
+        }
     }
 
     private static String rootMessage(Throwable e) {

@@ -111,6 +111,16 @@ public final class Control implements ControlMXBean {
     }
 
     @Override
+    public long getStreamStalls() {
+        return dev.ccagent.agent.detect.StreamStallMonitor.episodes();
+    }
+
+    @Override
+    public String[] getOngoingStreamStalls() {
+        return dev.ccagent.agent.detect.StreamStallMonitor.openEpisodes().toArray(new String[0]);
+    }
+
+    @Override
     public String[] getArms() {
         return dev.ccagent.agent.measure.ArmStats.all().values().stream()
                 .map(dev.ccagent.agent.measure.ArmStats::describe).toArray(String[]::new);
@@ -192,6 +202,7 @@ public final class Control implements ControlMXBean {
     /** For tests and the CLI: the attribute names in display order. */
     public static List<String> attributes() {
         return List.of("Active", "Configuration", "DefaultAlgorithm", "CanarySplit", "ConnectionCounts",
-                "Fallbacks", "FallbackCauses", "Modules", "Alarms", "Arms");
+                "Fallbacks", "FallbackCauses", "Modules", "Alarms", "Arms", "OngoingSpins", "StreamStalls",
+                "OngoingStreamStalls");
     }
 }

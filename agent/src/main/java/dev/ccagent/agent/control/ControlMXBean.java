@@ -36,6 +36,16 @@ public interface ControlMXBean {
     String[] getOngoingSpins();
 
     /**
+     * Stream stall episodes since the detector started: a stream that held data to send with no send
+     * request queued, nothing in flight and no flow-control block for max(3 x PTO, 1 s) (the
+     * {@code dev.ccagent.StreamStall} event; Prometheus {@code ccagent_stream_stalls_total}).
+     */
+    long getStreamStalls();
+
+    /** Stream stall episodes still open: connection, stream, age, bytes waiting, whether the fix is on. */
+    String[] getOngoingStreamStalls();
+
+    /**
      * One line per canary arm seen so far (library, arm, algorithm, connections, bytes, loss, RTT,
      * fallbacks, alarms, and ROLLED BACK with the guard's evidence); the figures are also per-arm
      * MXBeans {@code dev.ccagent:type=Arm,...}.

@@ -89,6 +89,7 @@ public final class SpinDetector {
     private final dev.ccagent.agent.runtime.AgentScheduler.Task task;
     private final dev.ccagent.agent.runtime.AgentScheduler.Task cpuTask;
     private final CpuSpinMonitor cpu;
+    private final StreamStallMonitor streams;
     private final com.sun.management.ThreadMXBean threads;
     private volatile ProfilerCapture capture;
     private volatile long detections;
@@ -102,6 +103,7 @@ public final class SpinDetector {
         long window = TimeUnit.MILLISECONDS.toNanos(WINDOW_MILLIS);
         this.task = timer.withFixedDelay(this::tick, window, window);
         this.cpu = new CpuSpinMonitor(ManagementFactory.getThreadMXBean(), () -> capture);
+        this.streams = new StreamStallMonitor();
         long cpuPeriod = TimeUnit.MILLISECONDS.toNanos(CpuSpinMonitor.PERIOD_MILLIS);
         this.cpuTask = timer.atFixedRate(this::cpuTick, cpuPeriod, cpuPeriod);
     }
@@ -167,6 +169,7 @@ public final class SpinDetector {
                 if (!d.timer.runAndWait(() -> {
                     d.evaluateClosed(System.nanoTime());
                     d.cpu.close("detach");
+                    d.streams.close("detach");
                 }, 2, TimeUnit.SECONDS)) {
                     AgentLog.debug("CPU spin monitor did not close within 2 s");
                 }
@@ -239,6 +242,11 @@ public final class SpinDetector {
             }
         } catch (Throwable t) {
             AgentLog.warnOnce("detector-tick", "spin detector tick failed", t);
+        }
+        try {
+            streams.tick();
+        } catch (Throwable t) {
+            AgentLog.warnOnce("stream-stall-tick", "stream stall monitor tick failed", t);
         }
     }
 

@@ -68,6 +68,7 @@ public final class KwikSpinWatch {
             if (!sourceAdded) {
                 sourceAdded = true;
                 CpuSpinMonitor.addSource(CPU_SOURCE);
+                KwikStreamWatch.register();
             }
             LIVE.put(sender, new Entry(id, telemetry));
         }
@@ -77,6 +78,26 @@ public final class KwikSpinWatch {
     public static int watched() {
         synchronized (LIVE) {
             return LIVE.size();
+        }
+    }
+
+    /**
+     * Each live connection's sender with its connection id (for {@link KwikStreamWatch}, on the detector's
+     * thread): the senders are copied under the lock and handed out after.
+     */
+    static void forEachSender(java.util.function.BiConsumer<Object, String> action) {
+        List<Map.Entry<Object, Entry>> copy;
+        synchronized (LIVE) {
+            copy = new ArrayList<>(LIVE.entrySet());
+        }
+        for (Map.Entry<Object, Entry> e : copy) {
+            Object sender = e.getKey();
+            if (sender == null) {
+                continue;
+            }
+            Entry entry = e.getValue();
+            String id = entry.telemetry != null ? entry.telemetry.connectionId() : entry.id;
+            action.accept(sender, id != null ? id : "");
         }
     }
 

@@ -214,6 +214,13 @@ final class KwikIt {
     /** As above; {@code widenRace}: also load the test-only {@link StallWidener} (before the agent). */
     static ForkedJvm launchServer(Path dir, String name, String agentArgs, boolean widenRace, String... serverArgs)
             throws IOException, InterruptedException {
+        return launchServer(dir, name, agentArgs, widenRace, b -> b, serverArgs);
+    }
+
+    /** As above; {@code more}: what else the server JVM gets (another agent after ours, say). */
+    static ForkedJvm launchServer(Path dir, String name, String agentArgs, boolean widenRace,
+                                  java.util.function.UnaryOperator<ForkedJvm.Builder> more, String... serverArgs)
+            throws IOException, InterruptedException {
         ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkServer.class.getName())
                 .classPath(widenRace ? appClassPathWithByteBuddy() : appClassPath())
                 .dir(dir)
@@ -226,7 +233,7 @@ final class KwikIt {
         if (agentArgs != null) {
             b.javaagent(agentJar(), agentArgs);
         }
-        return b.start();
+        return more.apply(b).start();
     }
 
     /** Waits for a launched server's PORT line; closes it on failure. */

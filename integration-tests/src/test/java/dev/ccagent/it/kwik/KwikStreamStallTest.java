@@ -1,13 +1,37 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.jfr.EventFields;
+import dev.ccagent.jfr.EventNames;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -22,6 +46,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *       {@code =on}), and one start line says the fix is on by default, why, and how to turn it off;</li>
  *   <li>{@code fix.kwik-stream-stall=off}: kwik's class is not touched and transfers stall again.</li>
  * </ul>
+ * The two servers with the agent record ({@code jfr=}); the JDK's recording parser finds a
+ * {@code dev.ccagent.StreamStall} episode for every transfer the client declared stalled with the fix
+ * off, committed while it lasted, and none with the fix at its default; the Prometheus exporter's
+ * {@code ccagent_stream_stalls_total} counts the episodes.
  * Without the widener the race depends on the writer being preempted (or still interpreted) inside
  * a few instructions: on a loaded 2-core machine it froze 5 of 7 single 50 MB downloads, 4/4, 1/4,
  * 0/4 and 0/4 of four parallel 25 MB downloads in different runs, and 6 of ~22 small transfers on
@@ -48,7 +76,8 @@ class KwikStreamStallTest {
             assertTrue(stalls >= CONNECTIONS / 2, "the reproduction did not reproduce:\n" + run.describe);
         }
         // the agent as an operator attaches it without naming the option: the fix is on, and says why
-        try (KwikIt.Server server = KwikIt.awaitPort(KwikIt.launchServer(dir, "server-default", "log=debug", true))) {
+        Path defaultRec = recording(dir, "server-default.jfr");
+        try (KwikIt.Server server = KwikIt.awaitPort(KwikIt.launchServer(dir, "server-default", "log=debug;jfr=" + defaultRec, true))) {
             KwikIt.ClientRun run = workload(dir, "client-default", server);
             int stalls = count(run.stdout, "STALL ");
             System.out.printf("[it] stream stall: the agent's default, %d of %d transfers stalled%n", stalls, CONNECTIONS);
@@ -60,10 +89,24 @@ class KwikStreamStallTest {
                     .matcher(stderr).find(), "one start line says the fix is on, why, and how to turn it off:\n" + stderr);
             assertEquals(0, stalls, run.describe + server.jvm.describe());
             assertTrue(run.allOk(CONNECTIONS), run.describe + server.jvm.describe());
+            List<RecordedEvent> events = exitAndRead(server, defaultRec);
+            assertTrue(events.stream().anyMatch(e -> e.getEventType().getName().equals(EventNames.AGENT_LIFECYCLE)),
+                    "the recording is the agent's");
+            // with the fix no stream stalls: a false event needs one of kwik's threads held inside a few
+            // instructions for over 1 s, across two samples, with nothing in flight (estimated under 1e-6 a run)
+            assertEquals(List.of(), stalls(events), "no StreamStall with the fix on");
         }
         // fix.kwik-stream-stall=off: kwik's class is left as released, and the race is back
+        Path offRec = recording(dir, "server-off.jfr");
+        Path exporterConfig = dir.resolve("ccagent.yml");
+        try (InputStream in = KwikStreamStallTest.class.getResourceAsStream("/prometheus/ccagent.yml")) {
+            assertNotNull(in, "prometheus/ccagent.yml not on the test class path");
+            Files.copy(in, exporterConfig, StandardCopyOption.REPLACE_EXISTING);
+        }
+        int metricsPort = KwikArmMetricsTest.freePort();
         try (KwikIt.Server server = KwikIt.awaitPort(KwikIt.launchServer(dir, "server-off",
-                "fix.kwik-stream-stall=off;log=debug", true))) {
+                "fix.kwik-stream-stall=off;log=debug;jfr=" + offRec, true, b -> b.javaagent(KwikArmMetricsTest.exporterJar(),
+                        "127.0.0.1:" + metricsPort + ":" + exporterConfig.toAbsolutePath())))) {
             KwikIt.ClientRun run = workload(dir, "client-off", server);
             int stalls = count(run.stdout, "STALL ");
             System.out.printf("[it] stream stall: fix.kwik-stream-stall=off, %d of %d transfers stalled%n", stalls, CONNECTIONS);
@@ -74,7 +117,106 @@ class KwikStreamStallTest {
             // the widener holds kwik's race open: 4 of 4 stalled in all 26 such checks (15 unpatched, 11 with =off;
             // 2026-12-04); failing needs 3 of the 4 to escape it, none of 104 did: 4p^3 < 4e-6 a check at p < 0.01
             assertTrue(stalls >= CONNECTIONS / 2, "off did not restore kwik's own behaviour:\n" + run.describe);
+            double counted = scrapeStreamStalls(metricsPort, stalls, server);
+            List<RecordedEvent> events = stalls(exitAndRead(server, offRec));
+            checkStallsRecorded(run, events, counted, server.jvm.describe());
         }
+    }
+
+    /**
+     * The recording of the server whose fix is off, read by the JDK's parser, against what the client saw:
+     * every transfer the client declared stalled has a StreamStall episode on its connection (the odcid is
+     * the same at both ends), committed while the stall lasted (an {@code ongoing} event before the
+     * episode's last one), for kwik as run (fix off, bytes waiting); no transfer the client completed has
+     * one; the Prometheus counter counts the recording's episodes.
+     */
+    static void checkStallsRecorded(KwikIt.ClientRun run, List<RecordedEvent> events, double counted, String describe) {
+        Map<Long, List<RecordedEvent>> episodes = new TreeMap<>();
+        for (RecordedEvent e : events) {
+            episodes.computeIfAbsent(e.getLong(EventFields.EPISODE_ID), k -> new ArrayList<>()).add(e);
+        }
+        Set<String> stalled = new TreeSet<>();
+        Set<String> completed = new TreeSet<>();
+        for (Matcher m : run.results) {
+            if ("true".equals(m.group(7))) {
+                completed.add(m.group(2));
+            } else if (m.group(8) != null && m.group(8).startsWith("stalled")) {
+                stalled.add(m.group(2));
+            }
+        }
+        String all = events.stream().map(RecordedEvent::toString).collect(Collectors.joining("\n"));
+        for (List<RecordedEvent> ep : episodes.values()) {
+            ep.sort(Comparator.comparing(RecordedEvent::getEndTime));
+            RecordedEvent first = ep.get(0);
+            RecordedEvent last = ep.get(ep.size() - 1);
+            String conn = first.getString(EventFields.CONNECTION_ID);
+            System.out.printf("[it] stream stall: connection %s stream %d, %d B waiting at offset %d, detected after %d ms,"
+                            + " recorded %d events, lasted %.1f s, ended by %s%n", conn, first.getLong(EventFields.STREAM_ID),
+                    first.getLong(EventFields.BYTES_WAITING), first.getLong(EventFields.STREAM_OFFSET),
+                    first.getDuration(EventFields.DETECTED_AFTER).toMillis(), ep.size(),
+                    last.getDuration(EventFields.EPISODE_DURATION).toMillis() / 1e3, last.getString(EventFields.ENDED_BY));
+            for (RecordedEvent e : ep) {
+                assertEquals("kwik", e.getString(EventFields.LIBRARY), e.toString());
+                assertEquals(conn, e.getString(EventFields.CONNECTION_ID), e.toString());
+                assertFalse(e.getBoolean(EventFields.FIX_ON), "the fix is off: " + e);
+                assertTrue(e.getLong(EventFields.BYTES_WAITING) > 0 && e.getLong(EventFields.STREAM_ID) >= 0, e.toString());
+                assertTrue(e.getDuration(EventFields.DETECTED_AFTER).toMillis() >= 1000, "max(3 x PTO, 1 s): " + e);
+            }
+            assertFalse(completed.contains(conn), "a StreamStall on a connection whose transfer completed:\n" + all + describe);
+            assertTrue(ep.stream().anyMatch(e -> "ongoing".equals(e.getString(EventFields.ENDED_BY))
+                    && e.getEndTime().isBefore(last.getEndTime())), "committed while the stall lasted: " + ep);
+            assertNotEquals("ongoing", last.getString(EventFields.ENDED_BY), "the stall ended with its connection: " + ep);
+        }
+        Set<String> recorded = episodes.values().stream().map(ep -> ep.get(0).getString(EventFields.CONNECTION_ID))
+                .collect(Collectors.toCollection(TreeSet::new));
+        // each stall lasts until the client gives up 5 s after its last byte; the server sees it within a
+        // 1 s sample after the last ACK and confirms it 1 s later: a miss needs the detector's thread held
+        // for about 3 s (estimated under 1e-4 a stalled transfer; the detection times are printed above)
+        assertTrue(recorded.containsAll(stalled), "every stalled transfer in the recording: stalled " + stalled
+                + ", recorded " + recorded + "\n" + all + describe);
+        assertEquals(episodes.size(), counted, 0.0, "ccagent_stream_stalls_total counts the recording's episodes");
+    }
+
+    /** {@code ccagent_stream_stalls_total} from the Prometheus exporter, once it reaches {@code atLeast} (15 s at most). */
+    static double scrapeStreamStalls(int port, int atLeast, KwikIt.Server server) throws Exception {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        Pattern series = Pattern.compile("(?m)^ccagent_stream_stalls_total(?:\\{[^}]*})? (\\S+)$");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        String body = "";
+        double value = -1;
+        do {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), r.body());
+            body = r.body();
+            Matcher m = series.matcher(body);
+            value = m.find() ? Double.parseDouble(m.group(1)) : -1;
+            if (value >= atLeast) {
+                break;
+            }
+            Thread.sleep(500);
+        } while (System.nanoTime() < deadline);
+        System.out.printf("[it] stream stall: ccagent_stream_stalls_total %.0f%n", value);
+        assertTrue(value >= 0, "ccagent_stream_stalls_total not exported:\n" + body + server.jvm.describe());
+        return value;
+    }
+
+    private static Path recording(Path dir, String name) throws java.io.IOException {
+        Path rec = dir.resolve(name).toAbsolutePath();
+        Files.deleteIfExists(rec);
+        return rec;
+    }
+
+    /** Lets the server exit (the agent writes its recording) and reads the recording. */
+    private static List<RecordedEvent> exitAndRead(KwikIt.Server server, Path rec) throws Exception {
+        server.jvm.closeStdin();
+        assertEquals(0, server.jvm.waitFor(Duration.ofSeconds(60)), server.jvm.describe());
+        return RecordingFile.readAllEvents(rec);
+    }
+
+    private static List<RecordedEvent> stalls(List<RecordedEvent> events) {
+        return events.stream().filter(e -> e.getEventType().getName().equals(EventNames.STREAM_STALL))
+                .collect(Collectors.toList());
     }
 
     private static KwikIt.ClientRun workload(Path dir, String name, KwikIt.Server server) throws Exception {
