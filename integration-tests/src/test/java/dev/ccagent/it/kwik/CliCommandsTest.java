@@ -137,6 +137,8 @@ class CliCommandsTest {
             // per-arm measurement (the Arm MXBeans through the Control MXBean's Arms)
             assertTrue(st.out().contains("kwik canary:reno-hbdp connections 1 "), st.out());
             assertTrue(st.out().contains("kwik default:newreno connections 1 "), st.out());
+            // the Control MXBean's StreamStalls and OngoingStreamStalls (the fix is on: none; KwikStreamStallTest has some)
+            assertTrue(st.out().contains("stream stalls: 0 (ongoing 0)"), st.out());
 
             Cli detach = cli(dir, "detach", "detach", pid);
             assertEquals(0, detach.exit(), detach.all());
