@@ -35,6 +35,11 @@ final class Detach {
             AgentLog.warn("detach: fallback summary not stopped: " + t);
         }
         try {
+            dev.ccagent.agent.instrument.Transformed.forget(); // what events report as applied
+        } catch (Throwable t) {
+            AgentLog.warn("detach: the record of transformed types not cleared: " + t);
+        }
+        try {
             ControllerFactory.clearCache();
         } catch (Throwable t) {
             AgentLog.warn("detach: controller cache not cleared: " + t);

@@ -79,6 +79,6 @@ public final class StreamStall extends jdk.jfr.Event {
     public long detectedAfter;
 
     @Label("Ended By")
-    @Description("progress (the stream moved, was queued, or had data in flight), close (stream or connection gone), detach; ongoing while the stall lasts (also at shutdown or recording stop)")
+    @Description("progress (the stream moved, got a send request or had nothing left to send), close (the stream reset, or it or its connection gone), detach; ongoing while the stall lasts (also at shutdown or recording stop)")
     public String endedBy;
 }

@@ -177,6 +177,7 @@ public final class SpinDetector {
                 Thread.currentThread().interrupt();
             }
             d.timer.close();
+            StreamStallMonitor.forgetOpen(); // episodes its thread could not end in time leave no ghost
             ProfilerCapture c = d.capture;
             if (c != null) {
                 c.close();

@@ -28,8 +28,10 @@ import java.util.function.Consumer;
  * also RFC 9002's persistent-congestion span, so no loss-recovery pause lasts that long; the 1 s floor is
  * the sampling period (two samples one window apart confirm the stall), and is 10-100 times any
  * scheduling pause that could hold a healthy stream in this state for a few instructions. It ends when
- * the stream moves, gets a send request or data in flight ({@code progress}), when the stream or its
- * connection is gone ({@code close}), or when the detector stops ({@code detach}).
+ * the stream moves, gets a send request or has nothing left to send ({@code progress}), when the stream is
+ * reset or it or its connection is gone ({@code close}), or when the detector stops ({@code detach}).
+ * Traffic of other streams, or a flow-control block, while its figures stay put does not end it (the
+ * source marks such a sample {@link Reading#hidden}); nor can such a sample start one: the clock restarts.
  *
  * <p>Per episode: one WARN line and one status alarm at its start and at its end, and
  * {@code dev.ccagent.StreamStall} JFR events as {@link CpuSpinMonitor} commits its own: one at detection,
@@ -49,7 +51,9 @@ public final class StreamStallMonitor {
     /** Open episodes, for readers off the detector's thread (the chunk-end hook, status). */
     private static final Map<Long, Episode> OPEN = new java.util.concurrent.ConcurrentHashMap<>();
     private static boolean chunkHookRegistered;
-    private static volatile StreamStallMonitor current;
+    /** Episodes since the agent started (a counter across detector restarts), and those open now. */
+    private static final java.util.concurrent.atomic.AtomicLong EPISODES = new java.util.concurrent.atomic.AtomicLong();
+    private static final java.util.concurrent.atomic.AtomicLong ONGOING = new java.util.concurrent.atomic.AtomicLong();
 
     /** One stream as a source sees it at one sample (reused by the source: copy what you keep). */
     public static final class Reading {
@@ -57,6 +61,14 @@ public final class StreamStallMonitor {
         public Object key;
         /** Data to send, no send request queued, nothing in flight on its connection, not flow-control blocked. */
         public boolean stalled;
+        /**
+         * Data to send and no send request queued, but something else is in flight on its connection or flow
+         * control holds it: not a stall by itself, yet an open episode whose figures have not moved goes on
+         * (another stream's traffic does not restart this one).
+         */
+        public boolean hidden;
+        /** The stream was reset or aborted: an open episode ends as {@code close}. */
+        public boolean closed;
         public String library = "";
         public String connectionId = "";
         public long streamId = -1;
@@ -72,6 +84,8 @@ public final class StreamStallMonitor {
         public void clear() {
             key = null;
             stalled = false;
+            hidden = false;
+            closed = false;
             library = "";
             connectionId = "";
             streamId = -1;
@@ -155,19 +169,23 @@ public final class StreamStallMonitor {
         long detectedAfter;
         long lastCommitNanos;
         volatile Figures figures;
+        /** Set before anything else at its end: ends once, and the chunk-end hook skips it from then on. */
+        volatile boolean ended;
         /** Begun at the last commit: the next event covers the time since. */
         StreamStall event;
     }
 
+    /**
+     * Keyed by the stream itself, only while it is stuck (a live connection's stream, which the library holds
+     * anyway); dropped at the first sample that does not see it, and with this monitor when the detector
+     * stops, so no application loader outlives its connections here.
+     */
     private final Map<Object, Track> tracks = new IdentityHashMap<>();
     private final Consumer<Reading> sink = this::accept;
     private long tick;
     private long now;
-    private volatile long episodes;
-    private volatile long ongoing;
 
     StreamStallMonitor() {
-        current = this;
         registerChunkHook();
     }
 
@@ -184,7 +202,7 @@ public final class StreamStallMonitor {
     static void commitOpenEpisodes() {
         for (Episode e : OPEN.values()) {
             Figures f = e.figures;
-            if (f != null) {
+            if (f != null && !e.ended) {
                 StreamStall ev = new StreamStall();
                 if (ev.shouldCommit()) {
                     fill(ev, e, f, "ongoing");
@@ -199,16 +217,14 @@ public final class StreamStallMonitor {
         return Math.max(PTO_MULTIPLE * Math.max(0, ptoNanos), FLOOR_NANOS);
     }
 
-    /** Stall episodes started since the detector started (status, the MXBean, Prometheus). */
+    /** Stall episodes started since the agent started (status, the MXBean, Prometheus). */
     public static long episodes() {
-        StreamStallMonitor m = current;
-        return m != null ? m.episodes : 0;
+        return EPISODES.get();
     }
 
     /** Episodes in progress now. */
     public static long ongoing() {
-        StreamStallMonitor m = current;
-        return m != null ? m.ongoing : 0;
+        return ONGOING.get();
     }
 
     /** Open episodes as {@code status} lines. */
@@ -251,31 +267,51 @@ public final class StreamStallMonitor {
         for (Iterator<Track> it = tracks.values().iterator(); it.hasNext(); ) {
             Track t = it.next();
             if (t.seen != tick) { // the stream or its connection is gone
-                if (t.episode != null) {
-                    end(t.episode, now, "close");
-                }
                 it.remove();
+                if (t.episode != null) {
+                    end(t, now, "close");
+                }
             }
         }
     }
 
     private void accept(Reading r) {
+        try {
+            sample(r);
+        } catch (Throwable t) { // one stream's trouble is not every stream's: keep its track as it was
+            Track track = r.key != null ? tracks.get(r.key) : null;
+            if (track != null) {
+                track.seen = tick;
+            }
+            AgentLog.warnOnce("stream-stall-sample", "stream stall monitor could not judge a stream", t);
+        }
+    }
+
+    private void sample(Reading r) {
         if (r.key == null) {
             return;
         }
         Track t = tracks.get(r.key);
+        boolean same = t != null && t.offset == r.offset && t.bytes == r.bytesWaiting;
         if (!r.stalled) {
-            if (t != null) {
-                if (t.episode != null) {
-                    end(t.episode, now, "progress");
-                }
-                tracks.remove(r.key);
+            if (t == null) {
+                return;
+            }
+            if (r.hidden && same && t.episode != null) { // still stuck where it stopped: the episode goes on
+                t.seen = tick;
+                report(t.episode, r);
+                return;
+            }
+            tracks.remove(r.key); // moved, queued, nothing left to send, or reset: a later stall starts anew
+            if (t.episode != null) {
+                end(t, now, r.closed ? "close" : "progress");
             }
             return;
         }
-        if (t != null && (t.offset != r.offset || t.bytes != r.bytesWaiting)) {
+        if (t != null && !same) {
+            tracks.remove(r.key);
             if (t.episode != null) {
-                end(t.episode, now, "progress"); // it moved, and stopped again: a new clock
+                end(t, now, "progress"); // it moved, and stopped again: a new clock
             }
             t = null;
         }
@@ -291,14 +327,18 @@ public final class StreamStallMonitor {
             tracks.put(r.key, t);
         }
         t.seen = tick;
-        Episode e = t.episode;
-        if (e == null) {
+        if (t.episode == null) {
             long threshold = threshold(r.ptoNanos);
             if (now - t.firstNanos >= threshold) {
                 start(t, r, threshold);
             }
             return;
         }
+        report(t.episode, r);
+    }
+
+    /** An open episode at a sample: its figures for readers off this thread, its periodic event. */
+    private void report(Episode e, Reading r) {
         e.figures = new Figures(now, r);
         if (now - e.lastCommitNanos >= REPORT_EVERY_NANOS) {
             commit(e, e.figures, "ongoing");
@@ -317,8 +357,8 @@ public final class StreamStallMonitor {
         e.event = t.first;
         t.first = null;
         t.episode = e;
-        episodes++;
-        ongoing++;
+        EPISODES.incrementAndGet();
+        ONGOING.incrementAndGet();
         OPEN.put(e.id, e);
         commit(e, e.figures, "ongoing");
         String line = String.format(Locale.ROOT, "stream stall on %s connection %s stream %d: %d B waiting at offset %d%s"
@@ -331,16 +371,20 @@ public final class StreamStallMonitor {
         AgentRuntime.recordAlarm(line);
     }
 
-    private void end(Episode e, long at, String endedBy) {
-        ongoing--;
+    private void end(Track t, long at, String endedBy) {
+        Episode e = t.episode;
+        t.episode = null; // before anything that could throw: an episode ends once
+        if (e == null || e.ended) {
+            return;
+        }
+        e.ended = true;
         OPEN.remove(e.id);
-        Figures last = e.figures;
-        Figures f = new Figures(at, last);
+        ONGOING.decrementAndGet();
         String line = String.format(Locale.ROOT, "stream stall on %s connection %s stream %d ended (%s) after %.1f s",
                 e.library, e.connectionId, e.streamId, endedBy, (at - e.startNanos) / 1e9);
         AgentLog.warn(line);
         AgentRuntime.recordAlarm(line);
-        commit(e, f, endedBy);
+        commit(e, new Figures(at, e.figures), endedBy);
     }
 
     /** One event of the episode: the time since its previous one (detector thread). */
@@ -386,17 +430,26 @@ public final class StreamStallMonitor {
         ev.endedBy = endedBy;
     }
 
-    /** Ends every episode in progress (detector stopping: detach or reconfiguration). */
+    /** Ends every episode in progress (detector stopping: detach or reconfiguration), on the detector's thread. */
     void close(String endedBy) {
         long at = System.nanoTime();
         for (Track t : tracks.values()) {
             if (t.episode != null) {
-                end(t.episode, at, endedBy);
+                end(t, at, endedBy);
             }
         }
         tracks.clear();
-        if (current == this) {
-            current = null;
+    }
+
+    /**
+     * After the detector stopped (its thread is gone): episodes its last {@link #close} could not end (the
+     * thread did not answer in time) leave no ghost in {@code status} or in later recordings.
+     */
+    static void forgetOpen() {
+        for (Episode e : OPEN.values()) {
+            e.ended = true;
         }
+        OPEN.clear();
+        ONGOING.set(0);
     }
 }

@@ -111,6 +111,7 @@ public final class Installer {
         @Override
         public void onTransformation(TypeDescription type, ClassLoader loader, JavaModule module, boolean loaded,
                                      DynamicType dynamicType) {
+            Transformed.note(type.getName(), loader);
             AgentLog.debug("instrumented " + type.getName() + (loaded ? " (retransformed)" : ""));
         }
 

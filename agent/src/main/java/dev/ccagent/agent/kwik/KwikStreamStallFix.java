@@ -16,32 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class KwikStreamStallFix {
 
-    /** Loaders in which the fix was applied to kwik's class (weakly held); the bootstrap loader as a flag. */
-    private static final java.util.Map<ClassLoader, Boolean> PATCHED = new java.util.WeakHashMap<>();
-    private static volatile boolean patchedInBootstrap;
-
     private KwikStreamStallFix() {
-    }
-
-    /** The fix's transformation of {@code StreamOutputStreamImpl} ran for that loader's kwik. */
-    static void notePatched(ClassLoader loader) {
-        if (loader == null) {
-            patchedInBootstrap = true;
-            return;
-        }
-        synchronized (PATCHED) {
-            PATCHED.put(loader, Boolean.TRUE);
-        }
-    }
-
-    /** Whether the fix was applied to the kwik that {@code loader} defined (what a StreamStall event reports). */
-    static boolean patchedIn(ClassLoader loader) {
-        if (loader == null) {
-            return patchedInBootstrap;
-        }
-        synchronized (PATCHED) {
-            return PATCHED.containsKey(loader);
-        }
     }
 
     /** Replaces {@code sendRequestsQueued.get()}: 0 (and the slot is ours) only if it was free. */

@@ -127,7 +127,6 @@ public final class KwikStreamStallFixModule extends KwikTargetModule {
         return builder.type(KwikModule.typeThenLoader(named(STREAM_OUTPUT), loaderCheck))
                 .transform((typeBuilder, type, loader, module, domain) -> {
                     try {
-                        KwikStreamStallFix.notePatched(loader); // StreamStall events say whether the fix ran
                         return typeBuilder.visit(MemberSubstitution.relaxed()
                                 .method(named("get").and(isDeclaredBy(AtomicInteger.class)))
                                 .replaceWith(KwikStreamStallFix.class.getMethod("claim", AtomicInteger.class))

@@ -1,9 +1,7 @@
 package dev.ccagent.agent.kwik;
 
-import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.detect.StreamStallMonitor;
 import dev.ccagent.agent.log.AgentLog;
-import dev.ccagent.agent.runtime.AgentRuntime;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
@@ -22,22 +20,26 @@ import java.util.function.Consumer;
  *
  * <p>A stream is reported stalled when, at that sample:
  * <ol>
- *   <li>kwik has more to send on it: its send buffer's queue or its retransmit buffer is not empty (kwik's
- *       own re-schedule condition, {@code sendBuffer.hasData() || retransmitBuffer.hasDataToRetransmit()});</li>
+ *   <li>kwik has more to send on it: bytes buffered, lost data to send again, or the FIN (its own
+ *       end-of-stream marker) queued;</li>
  *   <li>no send request is queued: {@code sendRequestsQueued} at most 0 (kwik 0.10.5+), or the flag
  *       {@code sendRequestQueued} false (kwik 0.10.0-0.10.4);</li>
  *   <li>the stream is neither reset nor aborted, and its connection is not closing;</li>
  *   <li>nothing ack-eliciting is in flight on the connection (every {@code LossDetector.ackElicitingInFlight}
  *       is 0): kwik arms its loss-detection timer only when something is, so no probe will come;</li>
- *   <li>flow control does not block it: {@code FlowControl.getFlowControlLimit(stream)} is beyond its
- *       {@code currentOffset} (kwik's own test; read last, for the few streams that pass 1-4, as it takes
- *       kwik's flow-control lock).</li>
+ *   <li>flow control does not block it: for new data, {@code FlowControl.getFlowControlLimit(stream)} is
+ *       beyond its {@code currentOffset} (read last, for the few streams that pass 1-4, as it takes kwik's
+ *       flow-control lock); lost data and a FIN alone are sent whatever the limit.</li>
  * </ol>
+ * A stream that meets 1-3 but not 4 or 5 is reported {@code hidden}: an open episode goes on while its
+ * figures stay put. A reset or aborted stream is reported {@code closed}.
  * The connection's PTO is kwik's {@code SenderImpl.getPto()}.
  */
 public final class KwikStreamWatch {
 
     private static final Object[] NO_ARGS = new Object[0];
+    /** The class the stall fix transforms (the fix is on for a loader when this type was transformed there). */
+    static final String STREAM_OUTPUT = "tech.kwik.core.stream.StreamOutputStreamImpl";
     /** A member kwik does not have. */
     private static final Object MISSING = new Object();
 
@@ -70,11 +72,9 @@ public final class KwikStreamWatch {
 
     private static void forEach(Consumer<StreamStallMonitor.Reading> sink) {
         StreamStallMonitor.Reading r = new StreamStallMonitor.Reading();
-        AgentConfig config = AgentRuntime.config();
-        boolean fixConfigured = config != null && config.fixKwikStreamStall();
         KwikSpinWatch.forEachSender((sender, id) -> {
             try {
-                sender(sender, id, fixConfigured, r, sink);
+                sender(sender, id, r, sink);
             } catch (ReflectiveOperationException | RuntimeException e) {
                 if (AgentLog.enabled(AgentLog.Level.DEBUG)) { // a connection closing under the sample, or a kwik without a member
                     AgentLog.debug("stream stall watch could not read kwik connection " + id + "'s streams: " + e);
@@ -83,7 +83,7 @@ public final class KwikStreamWatch {
         });
     }
 
-    static void sender(Object sender, String id, boolean fixConfigured, StreamStallMonitor.Reading r,
+    static void sender(Object sender, String id, StreamStallMonitor.Reading r,
                        Consumer<StreamStallMonitor.Reading> sink) throws ReflectiveOperationException {
         Object connection = get(sender, "connection");
         if (connection == null || closing(connection)) {
@@ -106,36 +106,49 @@ public final class KwikStreamWatch {
             r.key = out;
             r.library = "kwik";
             r.connectionId = id != null ? id : "";
-            if (more(out) && queued(out) <= 0 && !bool(out, "reset") && !bool(out, "aborted")) {
+            r.closed = bool(out, "reset") || bool(out, "aborted");
+            Object buffer = get(out, "sendBuffer");
+            AtomicInteger bytes = (AtomicInteger) get(buffer, "bufferedBytes");
+            int waiting = bytes != null ? bytes.get() : 0;
+            boolean resend = !queueEmpty(get(out, "retransmitBuffer"), "data");
+            if (!r.closed && (waiting > 0 || resend || finPending(buffer)) && queued(out) <= 0) {
+                // stuck unless something else restarts it: in flight, or flow control to be lifted
                 if (inFlight < 0) {
                     inFlight = inFlight(sender);
                 }
-                if (inFlight == 0) {
-                    long offset = ((Field) field(out.getClass(), "currentOffset")).getLong(out);
-                    if (flowLimit(out, stream) > offset) {
-                        if (ptoNanos < 0) {
-                            ptoNanos = pto(sender);
-                        }
-                        Object buffer = get(out, "sendBuffer");
-                        AtomicInteger bytes = (AtomicInteger) get(buffer, "bufferedBytes");
-                        r.stalled = true;
-                        r.streamId = ((Field) field(stream.getClass(), "streamId")).getInt(stream);
-                        r.offset = offset;
-                        r.bytesWaiting = bytes != null ? bytes.get() : 0;
-                        r.retransmitPending = !queueEmpty(get(out, "retransmitBuffer"), "data");
-                        r.writerBlocked = get(buffer, "blockingWriterThread") != null;
-                        r.ptoNanos = ptoNanos;
-                        r.fixOn = fixConfigured && KwikStreamStallFix.patchedIn(out.getClass().getClassLoader());
-                    }
+                long offset = ((Field) field(out.getClass(), "currentOffset")).getLong(out);
+                // kwik checks flow control only for new data: lost data and a FIN alone go out regardless
+                boolean flowBlocked = inFlight == 0 && waiting > 0 && !resend && flowLimit(out, stream) <= offset;
+                r.stalled = inFlight == 0 && !flowBlocked;
+                r.hidden = !r.stalled;
+                if (ptoNanos < 0 && r.stalled) {
+                    ptoNanos = pto(sender);
                 }
+                r.streamId = ((Field) field(stream.getClass(), "streamId")).getInt(stream);
+                r.offset = offset;
+                r.bytesWaiting = waiting;
+                r.retransmitPending = resend;
+                r.writerBlocked = get(buffer, "blockingWriterThread") != null;
+                r.ptoNanos = Math.max(ptoNanos, 0);
+                r.fixOn = dev.ccagent.agent.instrument.Transformed.in(STREAM_OUTPUT, out.getClass().getClassLoader());
             }
             sink.accept(r);
         }
     }
 
-    /** kwik has more to send on the stream: new data (or the FIN) buffered, or lost data to send again. */
-    private static boolean more(Object out) throws ReflectiveOperationException {
-        return !queueEmpty(get(out, "sendBuffer"), "sendQueue") || !queueEmpty(get(out, "retransmitBuffer"), "data");
+    /** The FIN is queued (kwik's own end-of-stream marker, by identity) and not sent. */
+    private static boolean finPending(Object buffer) throws ReflectiveOperationException {
+        Object q = buffer != null ? get(buffer, "sendQueue") : null;
+        Object marker = buffer != null ? get(buffer, "END_OF_STREAM_MARKER") : null;
+        if (!(q instanceof Queue) || marker == null || ((Queue<?>) q).isEmpty()) {
+            return false;
+        }
+        for (Object item : (Queue<?>) q) {
+            if (item == marker) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean queueEmpty(Object holder, String name) throws ReflectiveOperationException {

@@ -27,7 +27,13 @@ class StreamStallMonitorTest {
     final List<StreamStallMonitor.Reading> readings = new ArrayList<>();
     final StreamStallMonitor.Source source = sink -> readings.forEach(sink);
     final StreamStallMonitor monitor = new StreamStallMonitor();
+    /** The count is the agent's since its start: this test's episodes are the increase. */
+    final long before = StreamStallMonitor.episodes();
     long now = 1_000_000_000L;
+
+    long episodes() {
+        return StreamStallMonitor.episodes() - before;
+    }
 
     StreamStallMonitorTest() {
         StreamStallMonitor.addSource(source);
@@ -74,7 +80,7 @@ class StreamStallMonitorTest {
         assertEquals(0, StreamStallMonitor.ongoing(), "0.9 s is under the threshold");
         after(100);
         assertEquals(1, StreamStallMonitor.ongoing(), "1 s: established");
-        assertEquals(1, StreamStallMonitor.episodes());
+        assertEquals(1, episodes());
         List<String> open = StreamStallMonitor.openEpisodes();
         assertEquals(1, open.size());
         assertTrue(open.get(0).contains("connection c-a stream 4") && open.get(0).contains("31000 B waiting at offset 1200")
@@ -82,7 +88,7 @@ class StreamStallMonitorTest {
         assertTrue(dev.ccagent.agent.runtime.AgentRuntime.alarms().stream().anyMatch(a -> a.startsWith(
                 "stream stall on test connection c-a stream 4: 31000 B waiting")), "an alarm for status");
         after(3000);
-        assertEquals(1, StreamStallMonitor.episodes(), "one episode while it lasts");
+        assertEquals(1, episodes(), "one episode while it lasts");
         r.stalled = false; // a send request was queued
         after(1000);
         assertEquals(0, StreamStallMonitor.ongoing());
@@ -101,14 +107,69 @@ class StreamStallMonitorTest {
             r.bytesWaiting -= 1200;
             after(1000);
         }
-        assertEquals(0, StreamStallMonitor.episodes(), "never the same figures twice");
+        assertEquals(0, episodes(), "never the same figures twice");
         after(1000);
-        assertEquals(1, StreamStallMonitor.episodes(), "unchanged for 1 s");
+        assertEquals(1, episodes(), "unchanged for 1 s");
         r.offset += 1200;
         after(1000);
         assertEquals(0, StreamStallMonitor.ongoing(), "it moved: the episode ended");
         after(1000);
-        assertEquals(2, StreamStallMonitor.episodes(), "stuck again at the new offset for 1 s: a second episode");
+        assertEquals(2, episodes(), "stuck again at the new offset for 1 s: a second episode");
+    }
+
+    @Test
+    void otherTrafficOrAFlowControlBlockNeitherEndsAnEpisodeNorStartsOne() {
+        StreamStallMonitor.Reading r = stream("h", true, 1200, 31_000, 30);
+        readings.add(r);
+        after(1000);
+        after(1000);
+        assertEquals(1, episodes());
+        r.stalled = false;
+        r.hidden = true; // another stream's packets in flight; this one has not moved
+        after(1000);
+        after(1000);
+        assertEquals(1, StreamStallMonitor.ongoing(), "hidden, unchanged: the same episode goes on");
+        r.stalled = true;
+        r.hidden = false;
+        after(1000);
+        assertEquals(1, episodes(), "still the one episode");
+        r.stalled = false;
+        r.hidden = true;
+        r.offset += 1200; // it moved
+        after(1000);
+        assertEquals(0, StreamStallMonitor.ongoing(), "it moved: ended");
+        assertTrue(dev.ccagent.agent.runtime.AgentRuntime.alarms().stream().anyMatch(a -> a.startsWith(
+                "stream stall on test connection c-h stream 4 ended (progress) after 5.0 s")));
+        // a long flow-control block, then one stalled sample: no episode (the clock starts at the stalled sample)
+        for (int i = 0; i < 5; i++) {
+            after(1000);
+        }
+        r.stalled = true;
+        r.hidden = false;
+        after(1000);
+        assertEquals(1, episodes(), "hidden samples do not count towards the threshold");
+    }
+
+    @Test
+    void aResetEndsTheEpisodeAsClosedOnceAndTheCountsStayTrue() {
+        StreamStallMonitor.Reading r = stream("i", true, 0, 1000, 30);
+        readings.add(r);
+        after(1000);
+        after(1000);
+        assertEquals(1, StreamStallMonitor.ongoing());
+        r.stalled = false;
+        r.closed = true;
+        after(1000);
+        after(1000);
+        assertEquals(0, StreamStallMonitor.ongoing(), "ended once: never below 0");
+        assertTrue(dev.ccagent.agent.runtime.AgentRuntime.alarms().stream().anyMatch(a -> a.startsWith(
+                "stream stall on test connection c-i stream 4 ended (close)")));
+        readings.add(stream("j", true, 0, 1000, 30));
+        after(1000);
+        after(1000);
+        StreamStallMonitor.forgetOpen(); // the detector's thread did not answer at stop
+        assertEquals(0, StreamStallMonitor.ongoing());
+        assertEquals(List.of(), StreamStallMonitor.openEpisodes(), "no ghost in status");
     }
 
     @Test

@@ -59,6 +59,7 @@ class KwikStreamWatchTest {
     enum Status { Connected, Closing }
 
     static final class SendBuffer {
+        final Object END_OF_STREAM_MARKER = java.nio.ByteBuffer.allocate(0);
         final Queue<Object> sendQueue = new ConcurrentLinkedDeque<>();
         final AtomicInteger bufferedBytes = new AtomicInteger();
         volatile Thread blockingWriterThread;
@@ -151,10 +152,10 @@ class KwikStreamWatchTest {
 
     static List<String> read(Sender s) throws Exception {
         List<String> seen = new ArrayList<>();
-        KwikStreamWatch.sender(s, "0a0b", false, new StreamStallMonitor.Reading(), r -> seen.add(r.stalled
+        KwikStreamWatch.sender(s, "0a0b", new StreamStallMonitor.Reading(), r -> seen.add(r.stalled
                 ? "stalled " + r.streamId + " " + r.bytesWaiting + "@" + r.offset + " pto " + r.ptoNanos / 1_000_000 + " ms"
                 + (r.writerBlocked ? " writer blocked" : "") + (r.retransmitPending ? " resend" : "") + " on " + r.connectionId
-                : "fine"));
+                : r.hidden ? "hidden " + r.bytesWaiting + "@" + r.offset : r.closed ? "closed" : "fine"));
         return seen;
     }
 
@@ -169,10 +170,14 @@ class KwikStreamWatchTest {
         out.sendBuffer.bufferedBytes.set(0);
         assertEquals(List.of("stalled 0 0@1200 pto 40 ms writer blocked resend on 0a0b"), read(s),
                 "lost data to resend counts as more to send");
+        out.retransmitBuffer.data.clear();
+        out.sendBuffer.sendQueue.add(out.sendBuffer.END_OF_STREAM_MARKER);
+        out.flowController.limit = 1200;
+        assertTrue(read(s).get(0).startsWith("stalled 0 0@1200"), "a FIN alone, sent whatever the limit: " + read(s));
     }
 
     @Test
-    void aQueuedRequestDataInFlightAFlowControlBlockOrAResetIsNoStall() throws Exception {
+    void aQueuedRequestOrNothingToSendIsFineDataInFlightOrAFlowControlBlockHidesItAResetClosesIt() throws Exception {
         Sender s = new Sender();
         Output out = stuck(s, 0);
         out.sendRequestsQueued.set(1);
@@ -181,16 +186,22 @@ class KwikStreamWatchTest {
         assertTrue(read(s).get(0).startsWith("stalled"), "-1: the request was taken and not replaced (the race)");
         out.sendRequestsQueued.set(0);
         s.recoveryManager.lossDetectors[2].ackElicitingInFlight.set(1);
-        assertEquals(List.of("fine"), read(s), "in flight: kwik's loss timer is armed");
+        assertEquals(List.of("hidden 31000@1200"), read(s), "in flight: kwik's loss timer is armed");
         s.recoveryManager.lossDetectors[2].ackElicitingInFlight.set(0);
         out.flowController.limit = 1200;
-        assertEquals(List.of("fine"), read(s), "blocked by flow control at its offset");
+        assertEquals(List.of("hidden 31000@1200"), read(s), "new data blocked by flow control at its offset");
+        out.retransmitBuffer.data.add("frame");
+        assertTrue(read(s).get(0).startsWith("stalled"), "lost data is resent whatever the limit: " + read(s));
+        out.retransmitBuffer.data.clear();
         out.flowController.limit = 1_000_000;
         out.reset = true;
-        assertEquals(List.of("fine"), read(s), "reset");
+        assertEquals(List.of("closed"), read(s), "reset");
         out.reset = false;
         out.sendBuffer.sendQueue.clear();
+        out.sendBuffer.bufferedBytes.set(0);
         assertEquals(List.of("fine"), read(s), "nothing to send");
+        out.sendBuffer.sendQueue.add(java.nio.ByteBuffer.allocate(0)); // a zero-length write: no data, no FIN
+        assertEquals(List.of("fine"), read(s), "an empty write is nothing to send");
     }
 
     @Test
@@ -213,6 +224,7 @@ class KwikStreamWatchTest {
         assertTrue(read(s).get(0).startsWith("stalled 4 100@1200"), read(s).toString());
         out.sendRequestQueued = true;
         assertEquals(List.of("fine"), read(s));
-        assertFalse(KwikStreamStallFix.patchedIn(OldOutput.class.getClassLoader()), "never patched here");
+        assertFalse(dev.ccagent.agent.instrument.Transformed.in(KwikStreamWatch.STREAM_OUTPUT,
+                OldOutput.class.getClassLoader()), "never transformed here");
     }
 }
