@@ -574,28 +574,7 @@ public final class CpuSpinMonitor {
     /** One event of the episode: the time since its previous one, its figures since it started (detector thread). */
     private static void commit(Episode e, Figures f, String endedBy) {
         e.lastCommitNanos = f.atNanos;
-        CpuSpin ev = e.event;
-        e.event = null;
-        if (!JfrSwitch.on) {
-            return;
-        }
-        if (ev == null) {
-            ev = new CpuSpin(); // the first event, or the first since a recording started: from now
-            ev.begin();
-        }
-        ev.end();
-        if (ev.shouldCommit()) {
-            fill(ev, e, f, endedBy);
-            ev.commit();
-        }
-        if (!"ongoing".equals(endedBy)) {
-            return;
-        }
-        CpuSpin next = new CpuSpin();
-        if (next.isEnabled()) {
-            next.begin();
-            e.event = next;
-        }
+        e.event = EpisodeEvents.commit(e.event, CpuSpin::new, ev -> fill(ev, e, f, endedBy), "ongoing".equals(endedBy));
     }
 
     private static void fill(CpuSpin ev, Episode e, Figures f, String endedBy) {

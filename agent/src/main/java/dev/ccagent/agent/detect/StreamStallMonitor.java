@@ -390,28 +390,7 @@ public final class StreamStallMonitor {
     /** One event of the episode: the time since its previous one (detector thread). */
     private static void commit(Episode e, Figures f, String endedBy) {
         e.lastCommitNanos = f.atNanos;
-        StreamStall ev = e.event;
-        e.event = null;
-        if (!JfrSwitch.on) {
-            return;
-        }
-        if (ev == null) {
-            ev = new StreamStall(); // the first event since a recording started: from now
-            ev.begin();
-        }
-        ev.end();
-        if (ev.shouldCommit()) {
-            fill(ev, e, f, endedBy);
-            ev.commit();
-        }
-        if (!"ongoing".equals(endedBy)) {
-            return;
-        }
-        StreamStall next = new StreamStall();
-        if (next.isEnabled()) {
-            next.begin();
-            e.event = next;
-        }
+        e.event = EpisodeEvents.commit(e.event, StreamStall::new, ev -> fill(ev, e, f, endedBy), "ongoing".equals(endedBy));
     }
 
     private static void fill(StreamStall ev, Episode e, Figures f, String endedBy) {

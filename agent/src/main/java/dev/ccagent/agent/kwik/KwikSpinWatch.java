@@ -86,11 +86,7 @@ public final class KwikSpinWatch {
      * thread): the senders are copied under the lock and handed out after.
      */
     static void forEachSender(java.util.function.BiConsumer<Object, String> action) {
-        List<Map.Entry<Object, Entry>> copy;
-        synchronized (LIVE) {
-            copy = new ArrayList<>(LIVE.entrySet());
-        }
-        for (Map.Entry<Object, Entry> e : copy) {
+        for (Map.Entry<Object, Entry> e : live()) {
             Object sender = e.getKey();
             if (sender == null) {
                 continue;
@@ -101,12 +97,15 @@ public final class KwikSpinWatch {
         }
     }
 
-    private static void forEach(java.util.function.Consumer<CpuSpinMonitor.Reading> action) {
-        List<Map.Entry<Object, Entry>> copy;
+    /** The live senders and their records, copied under the lock: read after without it. */
+    private static List<Map.Entry<Object, Entry>> live() {
         synchronized (LIVE) {
-            copy = new ArrayList<>(LIVE.entrySet());
+            return new ArrayList<>(LIVE.entrySet());
         }
-        for (Map.Entry<Object, Entry> e : copy) {
+    }
+
+    private static void forEach(java.util.function.Consumer<CpuSpinMonitor.Reading> action) {
+        for (Map.Entry<Object, Entry> e : live()) {
             Object sender = e.getKey();
             if (sender == null) {
                 continue;
