@@ -3,7 +3,6 @@ package dev.ccagent.agent.detect;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.jfr.CpuSpin;
-import dev.ccagent.jfr.JfrSwitch;
 
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
@@ -65,7 +64,6 @@ public final class CpuSpinMonitor {
     private static final java.util.concurrent.atomic.AtomicLong EPISODE_IDS = new java.util.concurrent.atomic.AtomicLong();
     /** Open episodes, for readers off the detector's thread (the chunk-end hook, status). */
     private static final Map<Long, Episode> OPEN = new java.util.concurrent.ConcurrentHashMap<>();
-    private static boolean chunkHookRegistered;
 
     /** One connection as a source sees it at one tick. Unknown counters are -1. */
     public static final class Reading {
@@ -230,17 +228,7 @@ public final class CpuSpinMonitor {
         this.threads = threads;
         this.capture = capture;
         current = this;
-        registerChunkHook();
-    }
-
-    /** JFR calls the hook when a chunk ends (recording stop, rotation, exit): every open episode is committed. */
-    private static synchronized void registerChunkHook() {
-        if (chunkHookRegistered) {
-            return;
-        }
-        chunkHookRegistered = true;
-        JfrSwitch.whenRecorderInitialized(() -> jdk.jfr.FlightRecorder.addPeriodicEvent(CpuSpin.class,
-                new dev.ccagent.agent.runtime.OpaqueRunnable(CpuSpinMonitor::commitOpenEpisodes)));
+        EpisodeEvents.atChunkEnd(CpuSpin.class, CpuSpinMonitor::commitOpenEpisodes);
     }
 
     /** The chunk-end hook (JFR's thread): each open episode as of its latest tick, {@code endedBy = ongoing}. */

@@ -12,7 +12,22 @@ import java.util.function.Supplier;
  */
 final class EpisodeEvents {
 
+    /** Event types whose chunk-end hook is registered (once each, for the JVM's life). */
+    private static final java.util.Set<Class<?>> CHUNK_HOOKS = new java.util.HashSet<>();
+
     private EpisodeEvents() {
+    }
+
+    /**
+     * Runs {@code commitOpen} (on JFR's thread) whenever a chunk ends (recording stop, rotation, dump, exit),
+     * so that a recording holds every episode still open; registered once per event type, when the
+     * recorder first exists. The type needs {@code @Period("endChunk")}.
+     */
+    static synchronized void atChunkEnd(Class<? extends jdk.jfr.Event> type, Runnable commitOpen) {
+        if (CHUNK_HOOKS.add(type)) {
+            JfrSwitch.whenRecorderInitialized(() -> jdk.jfr.FlightRecorder.addPeriodicEvent(type,
+                    new dev.ccagent.agent.runtime.OpaqueRunnable(commitOpen)));
+        }
     }
 
     /**

@@ -50,7 +50,6 @@ public final class StreamStallMonitor {
     private static final java.util.concurrent.atomic.AtomicLong EPISODE_IDS = new java.util.concurrent.atomic.AtomicLong();
     /** Open episodes, for readers off the detector's thread (the chunk-end hook, status). */
     private static final Map<Long, Episode> OPEN = new java.util.concurrent.ConcurrentHashMap<>();
-    private static boolean chunkHookRegistered;
     /** Episodes since the agent started (a counter across detector restarts), and those open now. */
     private static final java.util.concurrent.atomic.AtomicLong EPISODES = new java.util.concurrent.atomic.AtomicLong();
     private static final java.util.concurrent.atomic.AtomicLong ONGOING = new java.util.concurrent.atomic.AtomicLong();
@@ -186,16 +185,7 @@ public final class StreamStallMonitor {
     private long now;
 
     StreamStallMonitor() {
-        registerChunkHook();
-    }
-
-    private static synchronized void registerChunkHook() {
-        if (chunkHookRegistered) {
-            return;
-        }
-        chunkHookRegistered = true;
-        JfrSwitch.whenRecorderInitialized(() -> jdk.jfr.FlightRecorder.addPeriodicEvent(StreamStall.class,
-                new dev.ccagent.agent.runtime.OpaqueRunnable(StreamStallMonitor::commitOpenEpisodes)));
+        EpisodeEvents.atChunkEnd(StreamStall.class, StreamStallMonitor::commitOpenEpisodes);
     }
 
     /** The chunk-end hook (JFR's thread): each open episode as of its latest sample, {@code endedBy = ongoing}. */
