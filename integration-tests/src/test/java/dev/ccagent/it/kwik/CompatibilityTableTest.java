@@ -26,7 +26,7 @@ class CompatibilityTableTest {
     static final Pattern VERSION = Pattern.compile("\\b\\d+\\.\\d+(?:\\.\\d+)?\\b");
     static final Pattern TEST = Pattern.compile("`(\\w+Test)`");
     static final List<String> APPLICATION_TESTS = List.of("KwikVersionsTest", "KwikSpringBootJarTest",
-            "KwikJava25Test", "OtherAgentsTest", "KwikSenderConstructorTest", "FlupkeTest");
+            "KwikJava25Test", "OtherAgentsTest", "KwikSenderConstructorTest", "FlupkeTest", "FlupkeFileServerDownloadsTest");
 
     static String testSource(Path root, String name) throws IOException {
         for (String module : new String[] {"integration-tests", "agent"}) {
