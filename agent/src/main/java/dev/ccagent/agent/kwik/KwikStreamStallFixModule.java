@@ -99,8 +99,8 @@ public final class KwikStreamStallFixModule extends KwikTargetModule {
             return " (fix.kwik-stream-stall=on)";
         }
         return " (on by default: kwik's own stream-send race leaves a stream with data and no send request"
-                + " until the idle timeout; it stalled 51 and 71 of 400 downloads of a kwik HTTP/3 server without"
-                + " the agent at 1% loss (two runs), see docs/kwik.md; fix.kwik-stream-stall=off turns it off)";
+                + " until the idle timeout; it stalled 51-71 of 400 downloads of a kwik HTTP/3 server without"
+                + " the agent at 1% loss (three runs), see docs/kwik.md; fix.kwik-stream-stall=off turns it off)";
     }
 
     @Override
