@@ -8,7 +8,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.DatagramSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -359,32 +358,20 @@ class FlupkeFileServerDownloadsTest {
 
     /**
      * A self-signed RSA certificate and its PKCS#8 key as PEM files, the form the sample server reads (its key
-     * reader takes RSA keys only). Made with the running JDK's keytool.
+     * reader takes RSA keys only), from {@link SelfSignedKeyStore#generateRsa}.
      */
     static Path[] pemCertificateAndKey(Path dir) throws Exception {
         Path p12 = dir.resolve("server-rsa.p12");
         Files.deleteIfExists(p12);
-        char[] pass = "secret".toCharArray();
-        Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
-        Process p = new ProcessBuilder(keytool.toString(), "-genkeypair", "-alias", "server", "-keyalg", "RSA",
-                "-keysize", "2048", "-sigalg", "SHA256withRSA", "-dname", "CN=localhost", "-validity", "2",
-                "-storetype", "PKCS12", "-keystore", p12.toString(), "-storepass", "secret", "-keypass", "secret")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        try {
-            assertTrue(p.waitFor(120, TimeUnit.SECONDS) && p.exitValue() == 0, "keytool failed");
-        } finally {
-            p.destroyForcibly();
-        }
-        KeyStore ks = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(p12)) {
-            ks.load(in, pass);
-        }
+        SelfSignedKeyStore.generateRsa(p12);
+        KeyStore ks = SelfSignedKeyStore.load(p12);
+        char[] pass = SelfSignedKeyStore.PASSWORD;
         Base64.Encoder b64 = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
         Path cert = dir.resolve("cert.pem");
         Path key = dir.resolve("key.pem");
-        Files.writeString(cert, "-----BEGIN CERTIFICATE-----\n" + b64.encodeToString(ks.getCertificate("server").getEncoded())
+        Files.writeString(cert, "-----BEGIN CERTIFICATE-----\n" + b64.encodeToString(ks.getCertificate(SelfSignedKeyStore.ALIAS).getEncoded())
                 + "\n-----END CERTIFICATE-----\n");
-        Files.writeString(key, "-----BEGIN PRIVATE KEY-----\n" + b64.encodeToString(ks.getKey("server", pass).getEncoded())
+        Files.writeString(key, "-----BEGIN PRIVATE KEY-----\n" + b64.encodeToString(ks.getKey(SelfSignedKeyStore.ALIAS, pass).getEncoded())
                 + "\n-----END PRIVATE KEY-----\n");
         Files.delete(p12);
         return new Path[] {cert, key};

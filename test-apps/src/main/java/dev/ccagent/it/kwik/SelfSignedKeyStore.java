@@ -33,11 +33,24 @@ public final class SelfSignedKeyStore {
 
     /** Writes a new PKCS12 key store to {@code file} (which must not exist) with the JDK's keytool. */
     public static void generate(Path file) throws IOException, InterruptedException {
+        generate(file, "-keyalg", "EC", "-groupname", "secp256r1", "-sigalg", "SHA256withECDSA");
+    }
+
+    /**
+     * As {@link #generate(Path)} with an RSA 2048 key, for servers whose PEM key reader takes RSA only (Flupke's
+     * sample server through kwik's {@code withCertificate}).
+     */
+    public static void generateRsa(Path file) throws IOException, InterruptedException {
+        generate(file, "-keyalg", "RSA", "-keysize", "2048", "-sigalg", "SHA256withRSA");
+    }
+
+    private static void generate(Path file, String... keyArgs) throws IOException, InterruptedException {
         Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
-        Process p = new ProcessBuilder(List.of(keytool.toString(), "-genkeypair", "-alias", ALIAS,
-                "-keyalg", "EC", "-groupname", "secp256r1", "-sigalg", "SHA256withECDSA",
-                "-dname", "CN=localhost", "-validity", "2", "-storetype", "PKCS12",
-                "-keystore", file.toString(), "-storepass", new String(PASSWORD), "-keypass", new String(PASSWORD)))
+        List<String> cmd = new java.util.ArrayList<>(List.of(keytool.toString(), "-genkeypair", "-alias", ALIAS));
+        cmd.addAll(List.of(keyArgs));
+        cmd.addAll(List.of("-dname", "CN=localhost", "-validity", "2", "-storetype", "PKCS12",
+                "-keystore", file.toString(), "-storepass", new String(PASSWORD), "-keypass", new String(PASSWORD)));
+        Process p = new ProcessBuilder(cmd)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {
             if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
