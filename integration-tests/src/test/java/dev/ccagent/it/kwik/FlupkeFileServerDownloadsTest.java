@@ -172,6 +172,7 @@ class FlupkeFileServerDownloadsTest {
         byte[] content = new byte[FILE_BYTES];
         new Random(38).nextBytes(content);
         Files.write(www.resolve("f300k.bin"), content);
+        byte[] sha = sha256(content);
         Path[] pem = pemCertificateAndKey(dir);
         List<Config> configs = selected();
         Path csv = dir.resolve("downloads.csv");
@@ -179,7 +180,7 @@ class FlupkeFileServerDownloadsTest {
         Files.deleteIfExists(dir.resolve("summary.csv")); // written at the end: none from an earlier run
         List<Outcome> outcomes = new ArrayList<>();
         for (Config c : configs) {
-            Outcome o = run(c, dir, client, www, pem, content);
+            Outcome o = run(c, dir, client, www, pem, content, sha);
             outcomes.add(o);
             StringBuilder rows = new StringBuilder();
             for (Download d : o.downloads) {
@@ -242,7 +243,8 @@ class FlupkeFileServerDownloadsTest {
         return out;
     }
 
-    private static Outcome run(Config c, Path dir, Path client, Path www, Path[] pem, byte[] content) throws Exception {
+    private static Outcome run(Config c, Path dir, Path client, Path www, Path[] pem, byte[] content, byte[] sha)
+            throws Exception {
         Path downloads = dir.resolve("dl-" + c.name);
         deleteTree(downloads); // a file left by an earlier run would be read as this run's
         Files.createDirectories(downloads);
@@ -268,7 +270,7 @@ class FlupkeFileServerDownloadsTest {
                     for (int w = 0; w < AT_ONCE; w++) {
                         workers.add(pool.submit(() -> {
                             for (int i; (i = next.getAndIncrement()) < DOWNLOADS; ) {
-                                done.add(download(c.name, i, client, em.port(), downloads, content));
+                                done.add(download(c.name, i, client, em.port(), downloads, content, sha));
                             }
                             return null;
                         }));
@@ -291,8 +293,8 @@ class FlupkeFileServerDownloadsTest {
     }
 
     /** One download by a fresh ngtcp2 client process; its file and log are kept only when it is not intact. */
-    private static Download download(String config, int index, Path client, int port, Path downloads, byte[] content)
-            throws IOException, InterruptedException {
+    private static Download download(String config, int index, Path client, int port, Path downloads, byte[] content,
+                                     byte[] sha) throws IOException, InterruptedException {
         Path d = Files.createDirectories(downloads.resolve(Integer.toString(index)));
         Path log = d.resolve("client.log");
         String url = "https://127.0.0.1:" + port + "/f300k.bin";
@@ -317,7 +319,7 @@ class FlupkeFileServerDownloadsTest {
         int common = Math.min(got.length, FILE_BYTES);
         boolean prefixOk = Arrays.equals(got, 0, common, content, 0, common);
         boolean idleClosed = Files.readString(log, StandardCharsets.UTF_8).contains("IDLE_CLOSE");
-        boolean intact = got.length == FILE_BYTES && MessageDigest.isEqual(sha256(content), sha256(got))
+        boolean intact = got.length == FILE_BYTES && MessageDigest.isEqual(sha, sha256(got))
                 && !idleClosed && exit == 0;
         if (intact) {
             Files.deleteIfExists(file);
