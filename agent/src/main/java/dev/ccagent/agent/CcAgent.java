@@ -25,6 +25,8 @@ import java.util.List;
 public final class CcAgent {
 
     private static ResettableClassFileTransformer transformer;
+    /** The fixes of the libraries' own bugs: kept by detach, replaced by the next attach ({@link Installer#replaceFixes}). */
+    private static Installer.Fixes fixes;
     private static Instrumentation instrumentation;
 
     private CcAgent() {
@@ -56,7 +58,11 @@ public final class CcAgent {
                 }
                 return;
             }
-            instrumentation = inst;
+            if (transformer == null) {
+                // each attach gets an Instrumentation of its own; a transformer can only be removed through
+                // the one it was added to, so a reconfiguring attach keeps the installing one
+                instrumentation = inst;
+            }
             dev.ccagent.agent.instrument.HelperInjector.init(inst);
             apply(parsed.config(), how);
             // a fresh attach is a new experiment: arms a previous attach rolled back (ArmStats outlive a detach) are re-enabled
@@ -84,16 +90,28 @@ public final class CcAgent {
         AgentJfr.started(config, how); // before install: module applied/skipped events land in the recording
         applyDetector(config);
         transformer = Installer.install(instrumentation, modules);
+        try {
+            fixes = Installer.replaceFixes(instrumentation, modules, fixes);
+        } catch (Throwable t) {
+            AgentLog.error("the fixes of the libraries' own bugs were not installed; those classes run as released", t);
+        }
         startTimer();
         AgentLog.info("installed on " + how + " (" + config + "); Java " + Runtime.version());
     }
 
-    /** Stops assigning our algorithms to new connections and removes the instrumentation where the JVM allows. */
+    /**
+     * Stops assigning our algorithms to new connections and removes the instrumentation where the JVM
+     * allows, except the fixes of the libraries' own bugs ({@code fix.kwik-stream-stall},
+     * {@code fix.kwik-loss-timer}), which stay (see {@link dev.ccagent.agent.instrument.TargetModule#extendFixes}).
+     */
     public static synchronized void detach() {
         AgentRuntime.setConfig(null);
         if (transformer != null && instrumentation != null) {
             try {
-                transformer.reset(instrumentation, net.bytebuddy.agent.builder.AgentBuilder.RedefinitionStrategy.RETRANSFORMATION);
+                if (!transformer.reset(instrumentation, net.bytebuddy.agent.builder.AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)) {
+                    AgentLog.warn("instrumentation could not be removed (the JVM no longer knew its transformer);"
+                            + " new connections are stock anyway");
+                }
             } catch (RuntimeException e) {
                 AgentLog.warn("instrumentation could not be removed; new connections are stock anyway: " + e);
             }
@@ -117,7 +135,28 @@ public final class CcAgent {
         System.clearProperty(AgentVersion.ATTACHED_PROPERTY);
         AgentLog.info("detached: new connections use the stock congestion control; " + handedBack
                 + " existing kwik connection(s) handed to kwik's controller; " + closedOut
-                + " measured connection(s) closed out");
+                + " measured connection(s) closed out" + keptFixes());
+    }
+
+    /**
+     * What detach leaves in place: the types the fixes' transformer holds (read from its listener, so
+     * only those it really transformed), also recorded for {@code status}; "" when none.
+     */
+    private static String keptFixes() {
+        try {
+            List<String> kept = dev.ccagent.agent.instrument.Transformed.fixes();
+            if (kept.isEmpty()) {
+                return "";
+            }
+            String line = "detached: the fixes of the libraries' own bugs stay in " + String.join(", ", kept)
+                    + " (removing them would reopen those races on live connections; a later attach replaces them)";
+            AgentRuntime.recordModule(line);
+            return "; the fixes of the libraries' own bugs stay in " + String.join(", ", kept)
+                    + " (removing them would reopen those races on live connections)";
+        } catch (Throwable t) {
+            AgentLog.warn("detach: the fixes kept could not be listed: " + t);
+            return "";
+        }
     }
 
     /** Starts, reconfigures or stops the send-loop spin detector for a configuration; fails open. */

@@ -18,8 +18,9 @@ import java.util.ServiceLoader;
 import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 
 /**
- * Builds one Byte Buddy {@link AgentBuilder} from the target modules the configuration selects and
- * installs it, retransforming classes already loaded (late attach). Every transformation error is
+ * Builds Byte Buddy {@link AgentBuilder}s from the target modules the configuration selects and
+ * installs them, retransforming classes already loaded (late attach): one for the instrumentation,
+ * which detach removes, and one for the fixes of the libraries' own bugs, which detach keeps. Every transformation error is
  * logged; none propagates into the host.
  */
 public final class Installer {
@@ -56,20 +57,63 @@ public final class Installer {
 
     /** Installs the modules; returns the transformer (to reset on detach). */
     public static ResettableClassFileTransformer install(Instrumentation inst, List<TargetModule> modules) {
-        AgentBuilder builder = new AgentBuilder.Default()
-                .disableClassFormatChanges()
-                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
-                .with(new RetransformLogger())
-                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
-                .with(new TransformLogger())
-                .ignore(nameStartsWith("dev.ccagent.").or(nameStartsWith("java.")).or(nameStartsWith("jdk."))
-                        .or(nameStartsWith("sun.")).or(nameStartsWith("com.sun.")));
+        AgentBuilder builder = base(false);
         for (TargetModule m : modules) {
             builder = m.extend(builder, m.loaderCheck());
         }
         ResettableClassFileTransformer transformer = builder.installOn(inst);
         checkLoadersDefiningLibraries(inst, modules);
         return transformer;
+    }
+
+    /**
+     * The transformer of the fixes of the libraries' own bugs and the {@link Instrumentation} it was
+     * installed on: each attach gets an instrumentation of its own from the JVM, and a transformer can
+     * only be removed through the one it was added to.
+     */
+    public record Fixes(Instrumentation instrumentation, ResettableClassFileTransformer transformer) {
+    }
+
+    /**
+     * Installs the modules' fixes of their libraries' own bugs ({@link TargetModule#extendFixes}) in a
+     * transformer of their own, which detach leaves in place, and then removes {@code previous} (the
+     * one a detached attach left; null: none). The new one is installed first, so a class it fixes
+     * never runs unfixed in between (while both are there the second finds nothing left to patch).
+     * Returns the new one, or null when no module has a fix to apply.
+     */
+    public static Fixes replaceFixes(Instrumentation inst, List<TargetModule> modules, Fixes previous) {
+        Transformed.forgetFixes();
+        AgentBuilder none = base(true);
+        AgentBuilder builder = none;
+        for (TargetModule m : modules) {
+            builder = m.extendFixes(builder, m.loaderCheck());
+        }
+        Fixes fixes = builder == none ? null : new Fixes(inst, builder.installOn(inst));
+        if (previous != null) {
+            try {
+                boolean removed = previous.transformer().reset(previous.instrumentation(),
+                        AgentBuilder.RedefinitionStrategy.RETRANSFORMATION);
+                String line = "the fixes of the libraries' own bugs that a detach kept are "
+                        + (removed ? "replaced by this attach's" + (fixes == null ? " (none)" : "") : "already gone");
+                AgentLog.info(line);
+                dev.ccagent.agent.runtime.AgentRuntime.recordModule("attached again: " + line); // status, after the detach's line
+            } catch (RuntimeException e) {
+                AgentLog.warn("the fixes of an earlier attach could not be removed; they stay beside the new ones: " + e);
+            }
+        }
+        return fixes;
+    }
+
+    /** A builder with the agent's strategies, ignores and listeners ({@code fixes}: for the fixes' transformer). */
+    private static AgentBuilder base(boolean fixes) {
+        return new AgentBuilder.Default()
+                .disableClassFormatChanges()
+                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
+                .with(new RetransformLogger())
+                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
+                .with(new TransformLogger(fixes))
+                .ignore(nameStartsWith("dev.ccagent.").or(nameStartsWith("java.")).or(nameStartsWith("jdk."))
+                        .or(nameStartsWith("sun.")).or(nameStartsWith("com.sun.")));
     }
 
     /**
@@ -108,11 +152,18 @@ public final class Installer {
 
     /** Logs each transformation: what was instrumented (debug) and every error (warn). */
     static final class TransformLogger extends AgentBuilder.Listener.Adapter {
+        private final boolean fixes;
+
+        TransformLogger(boolean fixes) {
+            this.fixes = fixes;
+        }
+
         @Override
         public void onTransformation(TypeDescription type, ClassLoader loader, JavaModule module, boolean loaded,
                                      DynamicType dynamicType) {
-            Transformed.note(type.getName(), loader);
-            AgentLog.debug("instrumented " + type.getName() + (loaded ? " (retransformed)" : ""));
+            Transformed.note(type.getName(), loader, fixes);
+            AgentLog.debug("instrumented " + type.getName() + (loaded ? " (retransformed)" : "")
+                    + (fixes ? " (a fix of the library's own bug: kept after a detach)" : ""));
         }
 
         @Override

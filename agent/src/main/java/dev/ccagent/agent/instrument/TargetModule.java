@@ -65,6 +65,18 @@ public abstract class TargetModule {
     }
 
     /**
+     * Adds the module's work-arounds of the library's own bugs (races that lose data or stall a
+     * connection whether or not the agent is there), each type guarded by {@code loaderCheck} as in
+     * {@link #extend}. The installer puts them in a transformer of their own that detach leaves in
+     * place: removing a fix from a running server would reopen the bug on the connections alive then
+     * (and on later ones), which is not the stock behaviour an operator detaches for but a worse one.
+     * A later attach replaces that transformer with its own. Default: none.
+     */
+    public AgentBuilder extendFixes(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+        return builder;
+    }
+
+    /**
      * A matcher that tests the type's name first, then (optionally) that its module is unnamed, and
      * only then the class-loader check ({@code AgentBuilder.type(type, loader)} evaluates the loader first).
      */

@@ -45,7 +45,7 @@ public final class KwikLossTimerFixModule extends KwikTargetModule {
     }
 
     @Override
-    public AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+    public AgentBuilder extendFixes(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
         ClassLoader ours = KwikLossTimerFixModule.class.getClassLoader();
         return builder.type(KwikModule.typeThenLoader(named(RECOVERY_MANAGER), loaderCheck))
                 .transform(new AgentBuilder.Transformer.ForAdvice()

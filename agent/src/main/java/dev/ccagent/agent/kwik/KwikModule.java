@@ -153,11 +153,17 @@ public final class KwikModule extends KwikTargetModule {
         if (config.detect()) {
             b = KwikTelemetry.extend(b, loaderCheck); // send-loop counters for the spin detector
         }
-        if (config.fixKwikStreamStall()) {
-            ElementMatcher<ClassLoader> raceThere = l -> loaderCheck.matches(l) && streamStallRacePresent(l);
-            b = KwikStreamStallFixModule.patch(b, raceThere);
-        }
         return b;
+    }
+
+    /** Beside the swap, {@code fix.kwik-stream-stall} where the race is (kept after a detach). */
+    @Override
+    public AgentBuilder extendFixes(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+        if (!config.fixKwikStreamStall()) {
+            return builder;
+        }
+        ElementMatcher<ClassLoader> raceThere = l -> loaderCheck.matches(l) && streamStallRacePresent(l);
+        return KwikStreamStallFixModule.patch(builder, raceThere);
     }
 
     /** {@link dev.ccagent.agent.instrument.TargetModule#typeThenLoader} for the kwik modules' types. */

@@ -114,7 +114,7 @@ public final class KwikStreamStallFixModule extends KwikTargetModule {
     }
 
     @Override
-    public AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
+    public AgentBuilder extendFixes(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
         return patch(builder, loaderCheck);
     }
 

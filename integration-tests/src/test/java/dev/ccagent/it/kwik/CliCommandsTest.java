@@ -60,23 +60,18 @@ class CliCommandsTest {
 
     /**
      * A 2 MB download; returns the algorithms whose controllers it created in the server's heap (the
-     * JDK's view, {@link HeapClasses}). {@code fixed}: the stream-stall fix is attached, so no attempt may stall.
+     * JDK's view, {@link HeapClasses}). The stream-stall fix is in the server (attached, or kept by a
+     * detach), so no attempt may stall: the client gives up on one after 4 s without a byte.
      */
-    private static java.util.Set<String> download(Path dir, String name, KwikIt.Server server, long seed, boolean fixed)
+    private static java.util.Set<String> download(Path dir, String name, KwikIt.Server server, long seed)
             throws Exception {
         HeapClasses.During<KwikIt.ClientRun> d = HeapClasses.createdDuring(server.jvm.pid(), () ->
-                KwikIt.runClient(dir, name, null, Duration.ofSeconds(120), fixed
-                        ? new String[] {"--port", Integer.toString(server.port), "--mode", "down", "--bytes", "2000000",
-                                "--seed", Long.toString(seed), "--stall-seconds", "4", "--stall-retries", "0"}
-                        : UnpatchedKwik.overLoopback("--port", Integer.toString(server.port), "--mode", "down",
-                                "--bytes", "2000000", "--seed", Long.toString(seed))));
+                KwikIt.runClient(dir, name, null, Duration.ofSeconds(120), "--port", Integer.toString(server.port),
+                        "--mode", "down", "--bytes", "2000000", "--seed", Long.toString(seed),
+                        "--stall-seconds", "4", "--stall-retries", "0"));
         KwikIt.ClientRun run = d.result();
         assertTrue(run.allOk(1), run.describe + server.jvm.describe());
-        if (fixed) {
-            assertEquals(0, run.retries(), run.stdout);
-        } else {
-            System.out.printf("[it] %s: %d stalled attempt(s) of unpatched kwik%n", name, run.retries());
-        }
+        assertEquals(0, run.retries(), run.stdout);
         assertTrue(d.count(HeapClasses.KWIK_NEW_RENO) >= 1, "no connection seen in the server's heap: " + d.created());
         return d.algorithms();
     }
@@ -102,7 +97,7 @@ class CliCommandsTest {
             assertTrue(attach.out().contains("attached ccagent to pid " + pid), attach.out());
             assertTrue(attach.out().contains("default:       cubic"), attach.out());
             assertTrue(attach.out().lines().anyMatch(l -> l.contains("kwik") && l.contains(": applied")), attach.out());
-            assertEquals(Set.of("cubic"), download(dir, "c1", server, 1, true));
+            assertEquals(Set.of("cubic"), download(dir, "c1", server, 1));
 
             Cli listAfter = cli(dir, "list-after", "list");
             assertTrue(listAfter.out().lines().anyMatch(l -> l.startsWith(pid + " ") && l.contains(" yes ")),
@@ -116,7 +111,7 @@ class CliCommandsTest {
             assertEquals(1, count(log, "installed on attach"), log);
             assertEquals(1, count(log, "reconfigured on attach"), log);
             assertEquals(1, count(log, "instrumented tech.kwik.core.send.SenderImpl"), log);
-            assertEquals(Set.of("newreno"), download(dir, "c2", server, 2, true));
+            assertEquals(Set.of("newreno"), download(dir, "c2", server, 2));
 
             // set: validated like start-up arguments; a bad value changes nothing
             Cli bad = cli(dir, "set-bad", "set", pid, "canary=bbr9:10%");
@@ -125,7 +120,7 @@ class CliCommandsTest {
             Cli set = cli(dir, "set", "set", pid, "canary=reno-hbdp:100%");
             assertEquals(0, set.exit(), set.all());
             assertTrue(set.out().contains("canary=reno-hbdp:100%"), set.out());
-            assertEquals(Set.of("reno-hbdp"), download(dir, "c3", server, 3, true),
+            assertEquals(Set.of("reno-hbdp"), download(dir, "c3", server, 3),
                     "the change takes effect for the next connection");
 
             Cli st = cli(dir, "status", "status", pid);
@@ -142,10 +137,23 @@ class CliCommandsTest {
 
             Cli detach = cli(dir, "detach", "detach", pid);
             assertEquals(0, detach.exit(), detach.all());
-            assertEquals(Set.of(), download(dir, "c4", server, 4, false),
+            // after a reconfiguring attach: the transformer is removed through the Instrumentation it was added to
+            // (each attach gets its own; through the last one the JVM answered "not registered" until 2026-12-04)
+            assertTrue(!server.jvm.stderr().contains("could not be removed"), server.jvm.stderr());
+            // stock algorithm, but detach keeps fix.kwik-stream-stall: no attempt may stall (about half did when
+            // detach removed it: 40 of 80 2 MB downloads over loopback from kwik as released, docs/testing.md)
+            assertEquals(Set.of(), download(dir, "c4", server, 4),
                     "after detach the connection is stock:\n" + server.jvm.stderr());
             Cli st2 = cli(dir, "status-detached", "status", pid);
             assertTrue(st2.out().contains("active:        false"), st2.out());
+            assertTrue(st2.out().contains("detached: the fixes of the libraries' own bugs stay in"
+                    + " tech.kwik.core.stream.StreamOutputStreamImpl in "), st2.out());
+
+            // attach again after the detach: our algorithm for the next connection, the fix replaced, not lost
+            Cli reattach = cli(dir, "reattach", "attach", pid, "cc=bbr1;log=debug");
+            assertEquals(0, reattach.exit(), reattach.all() + server.jvm.describe());
+            assertTrue(reattach.out().contains("attached ccagent to pid " + pid), reattach.out());
+            assertEquals(Set.of("bbr1"), download(dir, "c5", server, 5), "re-attached:\n" + server.jvm.stderr());
         }
     }
 

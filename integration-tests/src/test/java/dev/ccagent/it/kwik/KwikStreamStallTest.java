@@ -131,6 +131,50 @@ class KwikStreamStallTest {
     }
 
     /**
+     * Detach keeps the fix (issue 34): the widened race as above, on one server. With the agent at start
+     * (the fix at its default) no transfer stalls; after {@code ccagent detach} none stalls either, where
+     * a detach that took the fix out with the rest would leave kwik's race widened and about 4 of 4
+     * stalling (the odds in the first test); the detach line and {@code status} name the class that keeps
+     * it. Then {@code ccagent attach} with {@code fix.kwik-stream-stall=off} replaces the kept fix with
+     * none, and the race is back. Evidence from outside: the client's stalls.
+     */
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void detachKeepsTheFixAndAnAttachWithItOffTakesItOut() throws Exception {
+        Path dir = KwikIt.workDir("stream-stall-detach");
+        try (KwikIt.Server server = KwikIt.awaitPort(KwikIt.launchServer(dir, "server", "log=debug", true))) {
+            String pid = Long.toString(server.jvm.pid());
+            KwikIt.ClientRun attached = workload(dir, "client-attached", server, STALL_SECONDS);
+            assertEquals(0, count(attached.stdout, "STALL "), attached.describe + server.jvm.describe());
+
+            CliCommandsTest.Cli detach = CliCommandsTest.cli(dir, "detach", "detach", pid);
+            assertEquals(0, detach.exit(), detach.all() + server.jvm.describe());
+            KwikIt.ClientRun detached = workload(dir, "client-detached", server, STALL_SECONDS);
+            int stalls = count(detached.stdout, "STALL ");
+            System.out.printf("[it] stream stall: after detach, %d of %d transfers stalled%n", stalls, CONNECTIONS);
+            // a detach that took the fix out: 4 of 4 stalled in 36 of 37 checks of the widened race (above); a stall
+            // with the fix there needs a loopback transfer without a byte for 5 s (none in the default phases' runs)
+            assertEquals(0, stalls, "the fix stays after the detach:\n" + detached.describe + server.jvm.describe());
+            assertTrue(detached.allOk(CONNECTIONS), detached.describe + server.jvm.describe());
+            String kept = "the fixes of the libraries' own bugs stay in tech.kwik.core.stream.StreamOutputStreamImpl in app@";
+            assertTrue(server.jvm.stderr().contains("INFO detached: ") && server.jvm.stderr().contains(kept),
+                    "the detach line names what it keeps:\n" + server.jvm.stderr());
+            CliCommandsTest.Cli status = CliCommandsTest.cli(dir, "status", "status", pid);
+            assertTrue(status.out().contains("active:        false") && status.out().contains("detached: " + kept),
+                    "status names what the detach kept:\n" + status.all());
+
+            CliCommandsTest.Cli off = CliCommandsTest.cli(dir, "attach-off", "attach", pid, "fix.kwik-stream-stall=off;log=debug");
+            assertEquals(0, off.exit(), off.all() + server.jvm.describe());
+            KwikIt.ClientRun unfixed = workload(dir, "client-off", server, STALL_SECONDS);
+            int back = count(unfixed.stdout, "STALL ");
+            System.out.printf("[it] stream stall: attached again with the fix off, %d of %d transfers stalled%n", back, CONNECTIONS);
+            // the odds of the first test's checks: 4p^3 < 4e-6 at p < 0.01
+            assertTrue(back >= CONNECTIONS / 2, "an attach with the fix off takes the kept fix out:\n" + unfixed.describe
+                    + server.jvm.describe());
+        }
+    }
+
+    /**
      * The recording of the server whose fix is off, read by the JDK's parser, against what the client saw:
      * every transfer the client declared stalled has a StreamStall episode on its connection (the odcid is
      * the same at both ends), committed while the stall lasted (an {@code ongoing} event before the
