@@ -105,6 +105,7 @@ public final class CcAgent {
      * {@code fix.kwik-loss-timer}), which stay (see {@link dev.ccagent.agent.instrument.TargetModule#extendFixes}).
      */
     public static synchronized void detach() {
+        boolean attached = transformer != null;
         AgentRuntime.setConfig(null);
         if (transformer != null && instrumentation != null) {
             try {
@@ -135,24 +136,27 @@ public final class CcAgent {
         System.clearProperty(AgentVersion.ATTACHED_PROPERTY);
         AgentLog.info("detached: new connections use the stock congestion control; " + handedBack
                 + " existing kwik connection(s) handed to kwik's controller; " + closedOut
-                + " measured connection(s) closed out" + keptFixes());
+                + " measured connection(s) closed out" + (attached ? keptFixes() : ""));
     }
 
     /**
-     * What detach leaves in place: the types the fixes' transformer holds (read from its listener, so
-     * only those it really transformed), also recorded for {@code status}; "" when none.
+     * What detach leaves in place: the fixes' transformer, now only for the loaders it applied to, and
+     * the types it holds (read from its listener, so only those it really transformed), also recorded
+     * for {@code status}; "" when there is none.
      */
     private static String keptFixes() {
         try {
-            List<String> kept = dev.ccagent.agent.instrument.Transformed.fixes();
-            if (kept.isEmpty()) {
+            if (fixes == null) {
                 return "";
             }
-            String line = "detached: the fixes of the libraries' own bugs stay in " + String.join(", ", kept)
-                    + " (removing them would reopen those races on live connections; a later attach replaces them)";
-            AgentRuntime.recordModule(line);
-            return "; the fixes of the libraries' own bugs stay in " + String.join(", ", kept)
-                    + " (removing them would reopen those races on live connections)";
+            Installer.keepAfterDetach(fixes);
+            List<String> kept = dev.ccagent.agent.instrument.Transformed.fixes();
+            String what = "the fixes of the libraries' own bugs stay " + (kept.isEmpty()
+                    ? "for the classes they fix in the loaders where they applied, when those load"
+                    : "in " + String.join(", ", kept) + " (and in the classes they fix that those loaders load later)")
+                    + "; removing them would reopen those races on live connections";
+            AgentRuntime.recordModule("detached: " + what + "; a later attach replaces them");
+            return "; " + what;
         } catch (Throwable t) {
             AgentLog.warn("detach: the fixes kept could not be listed: " + t);
             return "";

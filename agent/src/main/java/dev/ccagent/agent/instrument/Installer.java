@@ -6,6 +6,7 @@ import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.DynamicType;
+import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.utility.JavaModule;
 
 import java.lang.instrument.Instrumentation;
@@ -57,7 +58,7 @@ public final class Installer {
 
     /** Installs the modules; returns the transformer (to reset on detach). */
     public static ResettableClassFileTransformer install(Instrumentation inst, List<TargetModule> modules) {
-        AgentBuilder builder = base(false);
+        AgentBuilder builder = base(new TransformLogger(false));
         for (TargetModule m : modules) {
             builder = m.extend(builder, m.loaderCheck());
         }
@@ -67,51 +68,78 @@ public final class Installer {
     }
 
     /**
-     * The transformer of the fixes of the libraries' own bugs and the {@link Instrumentation} it was
-     * installed on: each attach gets an instrumentation of its own from the JVM, and a transformer can
-     * only be removed through the one it was added to.
+     * A transformer of the fixes of the libraries' own bugs, the {@link Instrumentation} it was
+     * installed on (each attach gets one of its own from the JVM, and a transformer can only be removed
+     * through the one it was added to), its listener ({@code owner}: what {@link Transformed} notes its
+     * classes under), and {@code earlier}: fixes' transformers a later attach could not remove, retried
+     * at the next one.
      */
-    public record Fixes(Instrumentation instrumentation, ResettableClassFileTransformer transformer) {
+    public record Fixes(Instrumentation instrumentation, ResettableClassFileTransformer transformer,
+                        TransformLogger owner, Fixes earlier) {
     }
 
     /**
      * Installs the modules' fixes of their libraries' own bugs ({@link TargetModule#extendFixes}) in a
-     * transformer of their own, which detach leaves in place, and then removes {@code previous} (the
-     * one a detached attach left; null: none). The new one is installed first, so a class it fixes
-     * never runs unfixed in between (while both are there the second finds nothing left to patch).
-     * Returns the new one, or null when no module has a fix to apply.
+     * transformer of their own, which detach leaves in place, and then removes {@code previous} (what a
+     * detached attach left; null: none). The new one is installed first, so a class it fixes never runs
+     * unfixed in between (while both are there the second finds nothing left to patch, or takes the
+     * loss-timer lock a second time, reentrantly). Returns what is installed now (null: nothing).
      */
     public static Fixes replaceFixes(Instrumentation inst, List<TargetModule> modules, Fixes previous) {
-        Transformed.forgetFixes();
-        AgentBuilder none = base(true);
+        TransformLogger logger = new TransformLogger(true);
+        AgentBuilder none = base(logger);
         AgentBuilder builder = none;
         for (TargetModule m : modules) {
-            builder = m.extendFixes(builder, m.loaderCheck());
+            builder = m.extendFixes(builder, fixesLoaderCheck(m, logger));
         }
-        Fixes fixes = builder == none ? null : new Fixes(inst, builder.installOn(inst));
-        if (previous != null) {
+        ResettableClassFileTransformer installed = builder == none ? null : builder.installOn(inst);
+        Fixes left = null;
+        int removed = 0;
+        for (Fixes f = previous; f != null; f = f.earlier()) {
             try {
-                boolean removed = previous.transformer().reset(previous.instrumentation(),
-                        AgentBuilder.RedefinitionStrategy.RETRANSFORMATION);
-                String line = "the fixes of the libraries' own bugs that a detach kept are "
-                        + (removed ? "replaced by this attach's" + (fixes == null ? " (none)" : "") : "already gone");
-                AgentLog.info(line);
-                dev.ccagent.agent.runtime.AgentRuntime.recordModule("attached again: " + line); // status, after the detach's line
-            } catch (RuntimeException e) {
-                AgentLog.warn("the fixes of an earlier attach could not be removed; they stay beside the new ones: " + e);
+                if (f.transformer().reset(f.instrumentation(), AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)) {
+                    removed++;
+                }
+                Transformed.forgetFixesOf(f.owner());
+            } catch (Throwable t) {
+                AgentLog.warn("the fixes a detach kept could not be removed; they stay beside this attach's until the"
+                        + " next attach tries again: " + t);
+                left = new Fixes(f.instrumentation(), f.transformer(), f.owner(), left);
             }
         }
-        return fixes;
+        if (removed > 0) {
+            String line = "the fixes of the libraries' own bugs that a detach kept are replaced by this attach's"
+                    + (installed == null ? " (none)" : "");
+            AgentLog.info(line);
+            dev.ccagent.agent.runtime.AgentRuntime.recordModule("attached again: " + line); // status, after the detach's line
+        }
+        return installed == null ? left : new Fixes(inst, installed, logger, left);
     }
 
-    /** A builder with the agent's strategies, ignores and listeners ({@code fixes}: for the fixes' transformer). */
-    private static AgentBuilder base(boolean fixes) {
+    /**
+     * The loader check of a module's fixes: the module's own while attached; after a detach, only a
+     * loader where the module applied before (no check now, no "applied" line, no helper injected for a
+     * loader first seen after the detach: its kwik runs as released).
+     */
+    private static ElementMatcher<ClassLoader> fixesLoaderCheck(TargetModule m, TransformLogger logger) {
+        return loader -> logger.attached ? m.appliesTo(loader) : m.appliedBefore(loader);
+    }
+
+    /** Detach: each fixes' transformer stays, for the loaders it has applied to (see {@link #fixesLoaderCheck}). */
+    public static void keepAfterDetach(Fixes fixes) {
+        for (Fixes f = fixes; f != null; f = f.earlier()) {
+            f.owner().attached = false;
+        }
+    }
+
+    /** A builder with the agent's strategies, ignores and listener. */
+    private static AgentBuilder base(TransformLogger logger) {
         return new AgentBuilder.Default()
                 .disableClassFormatChanges()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
                 .with(new RetransformLogger())
                 .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
-                .with(new TransformLogger(fixes))
+                .with(logger)
                 .ignore(nameStartsWith("dev.ccagent.").or(nameStartsWith("java.")).or(nameStartsWith("jdk."))
                         .or(nameStartsWith("sun.")).or(nameStartsWith("com.sun.")));
     }
@@ -151,8 +179,10 @@ public final class Installer {
     }
 
     /** Logs each transformation: what was instrumented (debug) and every error (warn). */
-    static final class TransformLogger extends AgentBuilder.Listener.Adapter {
+    public static final class TransformLogger extends AgentBuilder.Listener.Adapter {
         private final boolean fixes;
+        /** For a fixes' transformer: false once a detach left it in place. */
+        volatile boolean attached = true;
 
         TransformLogger(boolean fixes) {
             this.fixes = fixes;
@@ -161,7 +191,11 @@ public final class Installer {
         @Override
         public void onTransformation(TypeDescription type, ClassLoader loader, JavaModule module, boolean loaded,
                                      DynamicType dynamicType) {
-            Transformed.note(type.getName(), loader, fixes);
+            if (fixes) {
+                Transformed.noteFix(type.getName(), loader, this);
+            } else {
+                Transformed.note(type.getName(), loader);
+            }
             AgentLog.debug("instrumented " + type.getName() + (loaded ? " (retransformed)" : "")
                     + (fixes ? " (a fix of the library's own bug: kept after a detach)" : ""));
         }

@@ -70,7 +70,8 @@ public abstract class TargetModule {
      * {@link #extend}. The installer puts them in a transformer of their own that detach leaves in
      * place: removing a fix from a running server would reopen the bug on the connections alive then
      * (and on later ones), which is not the stock behaviour an operator detaches for but a worse one.
-     * A later attach replaces that transformer with its own. Default: none.
+     * After the detach {@code loaderCheck} passes only loaders where the module applied before. A later
+     * attach replaces that transformer with its own. Default: none.
      */
     public AgentBuilder extendFixes(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
         return builder;
@@ -147,6 +148,14 @@ public abstract class TargetModule {
             verdicts.put(loader, v);
         }
         return v;
+    }
+
+    /** Whether the module applied in {@code loader} when it was checked; false when it never was (no check now). */
+    public final boolean appliedBefore(ClassLoader loader) {
+        if (loader == null) {
+            return bootstrapChecked && bootstrapVerdict;
+        }
+        return Boolean.TRUE.equals(verdicts.get(loader));
     }
 
     /** Missing requirements in a loader (empty: the module applies). */

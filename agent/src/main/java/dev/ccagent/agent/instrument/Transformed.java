@@ -1,6 +1,7 @@
 package dev.ccagent.agent.instrument;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -11,36 +12,38 @@ import java.util.WeakHashMap;
 /**
  * Which types the agent really transformed, per class loader: filled by the installer's listeners when
  * Byte Buddy has transformed a type (not when a matcher merely chose it). The main transformer's types
- * are forgotten at detach (its reset restores them); the fixes' transformer's types are kept until a
- * later attach replaces it (detach leaves it in place, {@link TargetModule#extendFixes}). What an event
+ * are forgotten at detach (its reset restores them); a fixes' transformer's types are kept until it is
+ * removed, when a later attach has installed its own (detach leaves it in place,
+ * {@link TargetModule#extendFixes}). What an event
  * reports as applied rests on this. Loaders are held weakly.
  */
 public final class Transformed {
 
     private static final Map<ClassLoader, Set<String>> BY_LOADER = new WeakHashMap<>();
     private static final Set<String> BOOTSTRAP = new HashSet<>();
-    private static final Map<ClassLoader, Set<String>> FIXES_BY_LOADER = new WeakHashMap<>();
-    private static final Set<String> FIXES_BOOTSTRAP = new HashSet<>();
+    /** Per loader: each type a fixes' transformer transformed, and which one (its listener) did it last. */
+    private static final Map<ClassLoader, Map<String, Object>> FIXES_BY_LOADER = new WeakHashMap<>();
+    private static final Map<String, Object> FIXES_BOOTSTRAP = new HashMap<>();
 
     private Transformed() {
     }
 
-    /** The installer transformed {@code typeName} in {@code loader} (null: the bootstrap loader). */
-    static synchronized void note(String typeName, ClassLoader loader, boolean fixes) {
-        Map<ClassLoader, Set<String>> byLoader = fixes ? FIXES_BY_LOADER : BY_LOADER;
-        (loader == null ? (fixes ? FIXES_BOOTSTRAP : BOOTSTRAP) : byLoader.computeIfAbsent(loader, l -> new HashSet<>()))
-                .add(typeName);
+    /** The installer's main transformer transformed {@code typeName} in {@code loader} (null: the bootstrap loader). */
+    static synchronized void note(String typeName, ClassLoader loader) {
+        (loader == null ? BOOTSTRAP : BY_LOADER.computeIfAbsent(loader, l -> new HashSet<>())).add(typeName);
+    }
+
+    /** A fixes' transformer ({@code owner}: its listener) transformed {@code typeName} in {@code loader}. */
+    static synchronized void noteFix(String typeName, ClassLoader loader, Object owner) {
+        (loader == null ? FIXES_BOOTSTRAP : FIXES_BY_LOADER.computeIfAbsent(loader, l -> new HashMap<>()))
+                .put(typeName, owner);
     }
 
     /** Whether {@code typeName} as {@code loader} defined it runs one of our transformations now. */
     public static synchronized boolean in(String typeName, ClassLoader loader) {
-        return in(typeName, loader, BY_LOADER, BOOTSTRAP) || in(typeName, loader, FIXES_BY_LOADER, FIXES_BOOTSTRAP);
-    }
-
-    private static boolean in(String typeName, ClassLoader loader, Map<ClassLoader, Set<String>> byLoader,
-                              Set<String> bootstrap) {
-        Set<String> types = loader == null ? bootstrap : byLoader.get(loader);
-        return types != null && types.contains(typeName);
+        Set<String> types = loader == null ? BOOTSTRAP : BY_LOADER.get(loader);
+        Map<String, Object> fixed = loader == null ? FIXES_BOOTSTRAP : FIXES_BY_LOADER.get(loader);
+        return (types != null && types.contains(typeName)) || (fixed != null && fixed.containsKey(typeName));
     }
 
     /** Detach: the main transformer's reset restored its classes; the fixes stay. */
@@ -49,20 +52,25 @@ public final class Transformed {
         BOOTSTRAP.clear();
     }
 
-    /** Before a new fixes' transformer replaces the kept one: its types are noted anew as it transforms them. */
-    static synchronized void forgetFixes() {
-        FIXES_BY_LOADER.clear();
-        FIXES_BOOTSTRAP.clear();
+    /**
+     * A fixes' transformer was removed (its reset retransformed its classes): what it alone still held is
+     * forgotten; a type its successor transformed since is the successor's.
+     */
+    static synchronized void forgetFixesOf(Object owner) {
+        FIXES_BOOTSTRAP.values().removeIf(o -> o == owner);
+        for (Map<String, Object> fixed : FIXES_BY_LOADER.values()) {
+            fixed.values().removeIf(o -> o == owner);
+        }
     }
 
     /** The types the fixes' transformer holds now, as "type in loader", sorted (empty: none). */
     public static synchronized List<String> fixes() {
         Set<String> out = new TreeSet<>();
-        for (String t : FIXES_BOOTSTRAP) {
+        for (String t : FIXES_BOOTSTRAP.keySet()) {
             out.add(t + " in " + TargetModule.loaderName(null));
         }
-        for (Map.Entry<ClassLoader, Set<String>> e : FIXES_BY_LOADER.entrySet()) {
-            for (String t : e.getValue()) {
+        for (Map.Entry<ClassLoader, Map<String, Object>> e : FIXES_BY_LOADER.entrySet()) {
+            for (String t : e.getValue().keySet()) {
                 out.add(t + " in " + TargetModule.loaderName(e.getKey()));
             }
         }

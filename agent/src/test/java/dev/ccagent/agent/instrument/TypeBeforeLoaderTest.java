@@ -43,8 +43,11 @@ class TypeBeforeLoaderTest {
                     asked.incrementAndGet();
                     return false;
                 };
-                ClassFileTransformer t = m.extend(new AgentBuilder.Default(), loaderCheck).makeRaw();
-                t.transform(child, TypeBeforeLoaderTest.class.getName().replace('.', '/'), null, null, bytes);
+                // the instrumentation and the fixes of the libraries' own bugs (their own transformer)
+                for (ClassFileTransformer t : List.of(m.extend(new AgentBuilder.Default(), loaderCheck).makeRaw(),
+                        m.extendFixes(new AgentBuilder.Default(), loaderCheck).makeRaw())) {
+                    t.transform(child, TypeBeforeLoaderTest.class.getName().replace('.', '/'), null, null, bytes);
+                }
                 if (asked.get() > 0) {
                     askedFor.add(m.description() + " (" + asked.get() + "x)");
                 }
