@@ -51,21 +51,48 @@ class NettyChildLoaderTest {
     void everyFeatureRunsWhereTheAgentCannotSeeNetty() throws Exception {
         Path rec = NettyApp.WORK.resolve("child-loader.jfr").toAbsolutePath();
         Files.createDirectories(rec.getParent());
-        Files.deleteIfExists(rec);
-        NettyApp.Run on = runInChild("child-loader-paced",
-                "netty.cc=bbr;netty.pacing=on;detect=on;netty.stats.period=250ms;log=info;jfr=" + rec);
-        NettyApp.Run off = runInChild("child-loader-unpaced", "netty.cc=bbr;netty.pacing=off;log=info");
-        for (NettyApp.Run r : List.of(on, off)) {
-            assertEquals(0, r.exit, r.tail());
-            assertTrue(r.out.contains("DONE ok=true"), r.tail());
-            assertEquals(1, r.lines("crcOk=true").size(), r.tail());
-            List<String> verdicts = r.lines("Netty QUIC 4.2.x (io.netty.handler.codec.quic)");
-            assertTrue(verdicts.stream().anyMatch(l -> l.contains(" in webapp@") && l.endsWith(": applied")),
-                    "the verdict for the child loader: " + verdicts + "\n" + r.tail());
-            assertTrue(r.lines("algorithm choice only").isEmpty(), r.tail());
-            assertTrue(r.lines("[ccagent] WARN").isEmpty() && r.lines("[ccagent] ERROR").isEmpty(), r.tail());
+        // paced against unpaced on the same link, seen from outside the pacer (PacingEvidence.checkPaced: the
+        // socket's densest millisecond smaller, the bottleneck's queue lower or overflowing less). A pair that
+        // disagrees is measured again, at most twice, as in NettyQuicAgentTest: until 2026-12-04 the socket alone
+        // was asserted once, and the clean clone of 83f1ae1 had a pair at 7 / 7 per millisecond (13 gate runs
+        // before: paced 4-7, unpaced 10-18) while the queue stood at 3.0 ms paced against 38.6 ms unpaced (it
+        // passed on its rerun). One such pair in 14 runs: three in a row, (1/14)^3 = 4e-4 if that rate held, and
+        // the gate's pairs since (NettyQuicAgentTest's, the same link) put it nearer 1e-3 a pair: 1e-9. A pacer
+        // that does nothing fails all three (the queue stands at the buffer's size unpaced).
+        NettyApp.Run on = null;
+        NettyApp.Run off = null;
+        String disagreement = null;
+        int attempt = 0;
+        while (attempt < 3 && (attempt == 0 || disagreement != null)) {
+            attempt++;
+            Files.deleteIfExists(rec);
+            on = runInChild("child-loader-paced",
+                    "netty.cc=bbr;netty.pacing=on;detect=on;netty.stats.period=250ms;log=info;jfr=" + rec);
+            off = runInChild("child-loader-unpaced", "netty.cc=bbr;netty.pacing=off;log=info");
+            checkRun(on);
+            checkRun(off);
+            disagreement = PacingEvidence.checkPaced(on, off);
+            System.out.println("[it] netty child loader: pacing pair " + attempt + (disagreement == null ? " agreed"
+                    : " disagreed: " + disagreement));
         }
-        // path stats and the summary of the served connection, as the JDK's parser reads them
+        assertTrue(disagreement == null, "paced at the socket and at the bottleneck, in one of 3 pairs: " + disagreement);
+        recorded(rec);
+    }
+
+    /** The run completed intact, the module applied in the child loader with everything, and no agent warning. */
+    private static void checkRun(NettyApp.Run r) {
+        assertEquals(0, r.exit, r.tail());
+        assertTrue(r.out.contains("DONE ok=true"), r.tail());
+        assertEquals(1, r.lines("crcOk=true").size(), r.tail());
+        List<String> verdicts = r.lines("Netty QUIC 4.2.x (io.netty.handler.codec.quic)");
+        assertTrue(verdicts.stream().anyMatch(l -> l.contains(" in webapp@") && l.endsWith(": applied")),
+                "the verdict for the child loader: " + verdicts + "\n" + r.tail());
+        assertTrue(r.lines("algorithm choice only").isEmpty(), r.tail());
+        assertTrue(r.lines("[ccagent] WARN").isEmpty() && r.lines("[ccagent] ERROR").isEmpty(), r.tail());
+    }
+
+    /** Path stats and the summary of the served connection, as the JDK's parser reads them from the paced run. */
+    private static void recorded(Path rec) throws Exception {
         List<RecordedEvent> assigned = events(rec, EventNames.ALGORITHM_ASSIGNED);
         String server = assigned.stream().filter(e -> "server".equals(e.getString(EventFields.ROLE)))
                 .map(e -> e.getString(EventFields.CONNECTION_ID)).findFirst()
@@ -88,7 +115,5 @@ class NettyChildLoaderTest {
                 + " bytes sent");
         assertFalse(summaries.get(0).getLong(EventFields.BYTES_SENT) < 1_600_000L,
                 "the summary counts the 2 MB the server sent, up to its last sample: " + summaries.get(0));
-        // paced at the server's socket (the app's recorder sits after the pacer)
-        PacingEvidence.assertPacedAtSocket(on, off);
     }
 }

@@ -29,9 +29,10 @@ final class PacingEvidence {
      * At the socket only: the densest millisecond of writes is smaller when paced. For links with random
      * loss, where quiche's BBR keeps the bottleneck queue about as full paced as unpaced (Reactor at 1%
      * loss, quiet machine: queue p50 25.4 / 25.2 ms, drops 30 / 40, while the socket showed 14 / 25 per ms).
-     * Odds: {@code NettyChildLoaderTest} in 13 clean-clone gate runs (2026-12-04): paced 4-7, unpaced 10-18,
-     * 3 datagrams apart at the closest; a late timer can release up to 12 at once (netty.pacing.max-burst),
-     * so this is not below 1e-4 by its margin alone: a rough 1e-4 to 1e-3 a run, open (docs/testing.md).
+     * Odds: {@code NettyChildLoaderTest}'s pairs on a clean link in 13 clean-clone gate runs (2026-12-04):
+     * paced 4-7, unpaced 10-18, then one at 7 / 7 (that test now uses {@link #checkPaced} with up to three
+     * pairs); a late timer can release up to 12 at once (netty.pacing.max-burst), so one pair is not below
+     * 1e-4 by its margin alone: a rough 1e-3 a pair. Used by an acceptance test only.
      */
     static void assertPacedAtSocket(NettyApp.Run on, NettyApp.Run off) {
         double perMsOn = QuicheEvidence.figure(on, "WRITES", "maxPerMs");
