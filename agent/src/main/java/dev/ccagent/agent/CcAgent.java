@@ -107,6 +107,7 @@ public final class CcAgent {
     public static synchronized void detach() {
         boolean attached = transformer != null;
         AgentRuntime.setConfig(null);
+        Installer.keepAfterDetach(fixes); // from now on the kept fixes reach only loaders they applied to
         if (transformer != null && instrumentation != null) {
             try {
                 if (!transformer.reset(instrumentation, net.bytebuddy.agent.builder.AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)) {
@@ -140,16 +141,15 @@ public final class CcAgent {
     }
 
     /**
-     * What detach leaves in place: the fixes' transformer, now only for the loaders it applied to, and
-     * the types it holds (read from its listener, so only those it really transformed), also recorded
-     * for {@code status}; "" when there is none.
+     * What detach leaves in place: the fixes' transformer, for the loaders it applied to, and the types
+     * it holds (read from its listener, so only those it really transformed), also recorded for
+     * {@code status}; "" when there is none.
      */
     private static String keptFixes() {
         try {
             if (fixes == null) {
                 return "";
             }
-            Installer.keepAfterDetach(fixes);
             List<String> kept = dev.ccagent.agent.instrument.Transformed.fixes();
             String what = "the fixes of the libraries' own bugs stay " + (kept.isEmpty()
                     ? "for the classes they fix in the loaders where they applied, when those load"
