@@ -17,10 +17,12 @@ final class KwikConnectionSelector {
     static final class Choice {
         final AgentConfig.Arm arm;
         final CongestionController controller;
+        final byte[] connectionId;
 
-        Choice(AgentConfig.Arm arm, CongestionController controller) {
+        Choice(AgentConfig.Arm arm, CongestionController controller, byte[] connectionId) {
             this.arm = arm;
             this.controller = controller;
+            this.connectionId = connectionId;
         }
     }
 
@@ -45,18 +47,52 @@ final class KwikConnectionSelector {
         return choose(KwikReflection.connectionIdOfSender(sender), maxPacketSize); // unknown: hash of nothing
     }
 
+    /**
+     * Decides the connection's arm and makes its controller; counts and records nothing, because the
+     * connection may still end up on kwik's controller (a failed swap): {@link #runs} or
+     * {@link #runsStockInstead} says which.
+     */
     Choice choose(byte[] connectionId, int maxPacketSize) {
         // the guard sends a rolled-back canary arm's share to the default arm
         AgentConfig.Arm arm = Guard.redirect("kwik", config,
                 AlgorithmSelector.select(config, AlgorithmSelector.hash(config, connectionId)));
-        CongestionController cc = ControllerFactory.create(arm, maxPacketSize, KWIK_QUANTUM_RATIO);
+        return new Choice(arm, ControllerFactory.create(arm, maxPacketSize, KWIK_QUANTUM_RATIO), connectionId);
+    }
+
+    /**
+     * The connection runs its arm's algorithm (or kwik's controller on a stock arm): counted under the
+     * arm ({@code status}), recorded (AlgorithmAssigned) and logged at debug.
+     */
+    void runs(Choice c) {
+        AgentConfig.Arm arm = c.arm;
         AgentRuntime.countConnection("kwik", arm);
-        KwikTelemetry.assigned(role, connectionId, arm);
+        KwikTelemetry.assigned(role, c.connectionId, arm);
         if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
-            AgentLog.debug("kwik " + role + " connection " + hex(connectionId) + ": " + arm.label() + " arm, "
+            AgentLog.debug("kwik " + role + " connection " + hex(c.connectionId) + ": " + arm.label() + " arm, "
                     + arm.algorithm() + (arm.options() != null ? " " + arm.options() : ""));
         }
-        return new Choice(arm, cc);
+    }
+
+    /**
+     * The connection was chosen for {@code c}'s arm but runs kwik's own controller from its start
+     * ({@code why}: "swap failed"): counted as what ran ({@code kwik default:bbr1 ran stock (swap failed)}),
+     * never under the arm, and recorded (AlgorithmAssigned with algorithm stock) unless
+     * {@code recorded} (the fallback's own event said it already).
+     */
+    void runsStockInstead(Choice c, String why, Throwable cause, boolean recorded) {
+        AgentConfig.Arm arm = c.arm;
+        if (arm.isStock()) { // a stock arm that was to be observed only: it runs what it was chosen for
+            AgentRuntime.countConnection("kwik", arm);
+            if (!recorded) {
+                KwikTelemetry.assigned(role, c.connectionId, arm);
+            }
+            return;
+        }
+        AgentRuntime.countConnection("kwik", arm.label() + ":" + arm.algorithm() + " ran " + AgentConfig.STOCK
+                + " (" + why + ")");
+        if (!recorded) {
+            KwikTelemetry.ranStockInstead(role, c.connectionId, arm, why, cause);
+        }
     }
 
     static String hex(byte[] id) {

@@ -527,6 +527,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
             return true;
         }
         KwikConnectionSelector.Choice choice = selector.choose(sender, maxPacketSize);
+        selector.runs(choice); // swapped in at creation already: the connection runs what is chosen now
         arm = choice.arm;
         if (choice.controller == null) {
             delegate = stock;

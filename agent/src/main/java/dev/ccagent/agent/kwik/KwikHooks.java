@@ -28,6 +28,8 @@ public final class KwikHooks {
      */
     public static void onSenderCreated(Object sender, String id, int maxPacketSize) {
         KwikControllerAdapter adapter = null;
+        KwikConnectionSelector selector = null;
+        KwikConnectionSelector.Choice choice = null; // servers: counted only once the connection runs it
         try {
             AgentConfig config = AgentRuntime.config();
             // counters for the detector/JFR and the per-connection measurement, stock arms too
@@ -37,12 +39,13 @@ public final class KwikHooks {
                 return;
             }
             boolean server = id != null && !id.isEmpty();
-            KwikConnectionSelector selector = new KwikConnectionSelector(config, server ? "server" : "client");
+            selector = new KwikConnectionSelector(config, server ? "server" : "client");
             dev.ccagent.cc.CongestionController cc = null;
             AgentConfig.Arm arm = null;
             if (server) {
-                KwikConnectionSelector.Choice choice = selector.choose(KwikReflection.hexToBytes(id), maxPacketSize);
+                choice = selector.choose(KwikReflection.hexToBytes(id), maxPacketSize);
                 if (choice.controller == null && !observe) {
+                    runs(selector, choice);
                     return; // stock arm: kwik's own controller stays, untouched
                 }
                 cc = choice.controller;
@@ -59,6 +62,7 @@ public final class KwikHooks {
                 // all or nothing: kwik's controller is still in every slot and nothing of the agent holds
                 // this connection (the meter, the spin watch and the live table are joined only below)
                 swapFailed(t);
+                ranStockInstead(selector, choice, "swap failed", t, false);
                 return;
             }
             adapter.setStock(stock);
@@ -68,6 +72,11 @@ public final class KwikHooks {
             KwikTelemetry.attach(adapter, sender, id);
             LiveConnections.register(adapter);
             adapter.meter().meter().register(); // last: held strongly until the connection closes
+            KwikConnectionSelector.Choice ran = choice;
+            choice = null;
+            if (ran != null) {
+                runs(selector, ran);
+            }
             if (AgentRuntime.config() == null) {
                 adapter.switchToStock(); // detached while this connection was being made
                 adapter.meter().meter().detached();
@@ -75,9 +84,42 @@ public final class KwikHooks {
         } catch (Throwable t) {
             if (adapter != null && adapter.hasStock()) {
                 adapter.fallBack("injection", t); // swapped in already: hand the connection back, counted
+                ranStockInstead(selector, choice, "injection failed", t, true); // fallBack recorded it
             } else {
                 swapFailed(t);
+                ranStockInstead(selector, choice, "injection failed", t, false);
             }
+        }
+    }
+
+    /**
+     * A server connection runs what was chosen: counted, recorded and logged; a failure here leaves the
+     * connection on its algorithm, uncounted, and is itself counted as a fallback.
+     */
+    private static void runs(KwikConnectionSelector selector, KwikConnectionSelector.Choice choice) {
+        try {
+            selector.runs(choice);
+        } catch (Throwable t) {
+            try {
+                AgentRuntime.recordFallback("kwik connection accounting", "the connection runs "
+                        + choice.arm.label() + ":" + choice.arm.algorithm()
+                        + " but is not counted, recorded in JFR or logged", t);
+            } catch (Throwable ignored) {
+                // not even a log line
+            }
+        }
+    }
+
+    /** A server connection chosen for an arm runs kwik's controller from its start: counted as that. */
+    private static void ranStockInstead(KwikConnectionSelector selector, KwikConnectionSelector.Choice choice,
+                                        String why, Throwable cause, boolean recorded) {
+        if (selector == null || choice == null) {
+            return; // a client (chooses later, on its first use) or nothing chosen yet
+        }
+        try {
+            selector.runsStockInstead(choice, why, cause, recorded);
+        } catch (Throwable ignored) {
+            // the count is lost; the connection runs kwik's controller either way
         }
     }
 

@@ -165,6 +165,12 @@ public final class KwikTelemetry {
                 arm, null);
     }
 
+    /** The selector chose an arm, but the connection runs kwik's controller from its start (a failed swap). */
+    static void ranStockInstead(String role, byte[] connectionId, AgentConfig.Arm arm, String why, Throwable cause) {
+        CcJfr.algorithmAssigned("kwik", connectionId != null ? KwikConnectionSelector.hex(connectionId) : "", role,
+                arm, "fallback to stock: " + why + ": " + cause);
+    }
+
     /** Our controller failed and kwik's took over. */
     static void fellBack(KwikControllerAdapter adapter, String where, Throwable cause) {
         SendTelemetry t = adapter.telemetry();
