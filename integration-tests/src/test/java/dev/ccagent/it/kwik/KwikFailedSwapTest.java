@@ -38,7 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * is left in the heap ({@code jcmd GC.class_histogram}, from outside). None of them is counted as its
  * arm's (issue #34, item 8): the recording (read with the JDK's parser) has one AlgorithmAssigned per
  * connection the client made, each saying stock and why, and none saying bbr1; {@code status}'s
- * connection counts hold them as {@code default:bbr1 ran stock (swap failed)}, never as {@code default:bbr1}.
+ * connection counts hold them as {@code default:bbr1 ran stock (swap failed)}, never as {@code default:bbr1},
+ * and the arm's MXBean measured none.
  */
 class KwikFailedSwapTest {
 
@@ -52,6 +53,7 @@ class KwikFailedSwapTest {
         Files.deleteIfExists(rec);
         KwikIt.ClientRun run;
         Map<String, Long> counts = new TreeMap<>();
+        Map<String, Long> armConnections = new TreeMap<>();
         try (KwikIt.Server server = SafetyIt.startServer(dir, "server",
                 "cc=bbr1;log=info;fix.kwik-stream-stall=on;jfr=" + rec,
                 List.of("-Dccagent.test.kwik-swap-fails=true"))) {
@@ -70,6 +72,11 @@ class KwikFailedSwapTest {
                 for (Object row : rows.values()) {
                     CompositeData r = (CompositeData) row;
                     counts.put((String) r.get("key"), (Long) r.get("value"));
+                }
+                // the arm MXBeans (what the Prometheus exporter scrapes) measure no connection under bbr1
+                for (ObjectName arm : mbs.queryNames(new ObjectName("dev.ccagent:type=Arm,*"), null)) {
+                    armConnections.put(arm.getKeyProperty("arm") + ":" + arm.getKeyProperty("algorithm"),
+                            (Long) mbs.getAttribute(arm, "Connections"));
                 }
             }
             Thread.sleep(1500); // kwik's closing/draining states end; the server forgets the connections
@@ -96,6 +103,8 @@ class KwikFailedSwapTest {
         System.out.println("[it] failed swap: connection counts " + counts);
         assertEquals(Map.of("kwik default:bbr1 ran stock (swap failed)", (long) N), counts,
                 "status's connection counts: none under the arm, all as what ran");
+        System.out.println("[it] failed swap: arm MXBeans' connections " + armConnections);
+        assertEquals(0L, armConnections.getOrDefault("default:bbr1", 0L), "the arm MXBean measured none");
 
         // the recording, read with the JDK's parser: one assignment per connection the client made, each stock
         Set<String> clientIds = run.results.stream().map(m -> m.group(2)).collect(Collectors.toSet());
