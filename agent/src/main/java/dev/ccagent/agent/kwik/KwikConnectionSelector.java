@@ -82,9 +82,10 @@ final class KwikConnectionSelector {
     void runsStockInstead(Choice c, String why, Throwable cause, boolean recorded) {
         AgentConfig.Arm arm = c.arm;
         if (arm.isStock()) { // a stock arm that was to be observed only: it runs what it was chosen for
-            AgentRuntime.countConnection("kwik", arm);
-            if (!recorded) {
-                KwikTelemetry.assigned(role, c.connectionId, arm);
+            if (recorded) {
+                AgentRuntime.countConnection("kwik", arm);
+            } else {
+                runs(c);
             }
             return;
         }

@@ -72,10 +72,9 @@ public final class KwikHooks {
             KwikTelemetry.attach(adapter, sender, id);
             LiveConnections.register(adapter);
             adapter.meter().meter().register(); // last: held strongly until the connection closes
-            KwikConnectionSelector.Choice ran = choice;
-            choice = null;
-            if (ran != null) {
-                runs(selector, ran);
+            if (choice != null) {
+                runs(selector, choice);
+                choice = null; // counted: a failure below must not count it again as stock
             }
             if (AgentRuntime.config() == null) {
                 adapter.switchToStock(); // detached while this connection was being made
