@@ -62,7 +62,12 @@ final class BulkClient {
             io.join(deadline.toMillis());
             return answered.get();
         } finally {
-            conn.close();
+            // closeAndWait, not close: close() only queues CONNECTION_CLOSE for kwik's sender thread, and
+            // BulkClientMain exits the JVM right after, which can take the frame with it; the server then never
+            // closes (a CpuSpinTest episode that ended "idle" instead of "close", the flakes table of
+            // docs/testing.md). Waiting keeps kwik's closing state, which sends the frame and answers the
+            // server's later packets with it again, until the connection is closed (at most 4 PTOs, 2 s)
+            conn.closeAndWait(Duration.ofSeconds(2));
         }
     }
 }
