@@ -11,9 +11,11 @@ import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A user-space UDP link emulator on 127.0.0.1 (the kernel here has no netem): clients send to
@@ -34,7 +36,8 @@ public final class LinkEmulator implements AutoCloseable {
     private final Selector selector;
     private final LinkDirection toServer;
     private final LinkDirection toClient;
-    private final Map<SocketAddress, DatagramChannel> upstream = new HashMap<>();
+    /** Written by the receive thread only; concurrent so that {@link #clients()} can read it from another. */
+    private final Map<SocketAddress, DatagramChannel> upstream = new ConcurrentHashMap<>();
     private final Thread receiver;
     private volatile boolean running = true;
 
@@ -72,6 +75,11 @@ public final class LinkEmulator implements AutoCloseable {
 
     public InetSocketAddress address() {
         return new InetSocketAddress("127.0.0.1", port());
+    }
+
+    /** Every client address that has sent a datagram through the emulator so far (a copy). */
+    public Set<SocketAddress> clients() {
+        return new LinkedHashSet<>(upstream.keySet());
     }
 
     /** Counters of the client → server direction. */

@@ -44,6 +44,18 @@ class NettyFrameworksTest {
         assertTrue(r.lines("panicked").isEmpty() && r.lines("ERROR").isEmpty(), r.tail());
     }
 
+    /**
+     * The Vert.x server's port cannot be shared with a client: the kernel refused a wildcard bind with
+     * SO_REUSEADDR to it (the app's {@code PORT-SHARE} line). With Vert.x's default a client's ephemeral
+     * bind could land on the server's port and hear nothing (docs/testing.md, the flakes table), and no
+     * client may have (the emulator's {@code CLIENT} lines).
+     */
+    private static void assertNoSharedPort(NettyApp.Run r, int downloads) {
+        assertEquals(1, r.lines("PORT-SHARE port=").size(), r.tail());
+        assertTrue(r.lines("PORT-SHARE port=").get(0).endsWith(" shared=false"), r.lines("PORT-SHARE").toString());
+        assertEquals(downloads, r.lines("sharesServerPort=false").size(), r.lines("CLIENT conn=").toString());
+    }
+
     private static String reactorClassPath() throws Exception {
         String jars = NettyApp.jars("netty.jars.latest") + File.pathSeparator + NettyApp.jars("reactor-netty.jars");
         return NettyApp.frameworkClasses("ReactorHttp3App", jars) + File.pathSeparator + jars;
@@ -134,6 +146,7 @@ class NettyFrameworksTest {
         NettyApp.Run r = NettyApp.runMain("vertx-canary", "dev.ccagent.it.netty.VertxHttp3App", vertxClassPath(), args,
                 240, "app-cc=reno", "connections=" + CONNECTIONS, "bytes=1048576", "probe=10", LINK);
         assertIntact(r, CONNECTIONS);
+        assertNoSharedPort(r, CONNECTIONS);
         assertFalse(r.lines("SERVER vertx HTTP/3 app-cc=RENO").isEmpty(), r.tail());
         Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
         Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);
@@ -214,6 +227,7 @@ class NettyFrameworksTest {
         NettyApp.Run r = NettyApp.runMain("vertx-bbr", "dev.ccagent.it.netty.VertxHttp3App", vertxClassPath(), args,
                 150, "app-cc=reno", "connections=2", "bytes=1048576", "probe=10", LINK);
         assertIntact(r, 2);
+        assertNoSharedPort(r, 2);
         Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
         assertEquals(2, assigned.size(), assigned.toString());
         Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);

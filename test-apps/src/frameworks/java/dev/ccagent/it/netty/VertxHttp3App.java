@@ -20,9 +20,16 @@ import io.vertx.core.net.PfxOptions;
 import io.vertx.core.net.QuicCongestionControlAlgorithm;
 import io.vertx.core.net.ServerSSLOptions;
 
+import java.io.IOException;
+import java.net.BindException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.DatagramChannel;
+import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 
@@ -34,8 +41,10 @@ import java.util.zip.CRC32;
  * CRC checked at the client. The server samples each connection's quiche window through Netty's public
  * path stats ({@link QuicheWindowProbe}; the QUIC channel is reached through Vert.x's internals).
  * Arguments: {@code keystore=}, {@code app-cc=}, {@code connections=}, {@code bytes=},
- * {@code link=RATE,DELAY_MS,BDP,LOSS}, {@code probe=MS}. Prints {@code RESULT} per download, {@code QUICHE}
- * per connection, {@code EMULATOR}, {@code DONE ok=}.
+ * {@code link=RATE,DELAY_MS,BDP,LOSS}, {@code probe=MS}. Prints {@code PORT-SHARE} (whether the server's
+ * port could be shared with a client, see {@link #wildcardBindShares}), {@code RESULT} and {@code CLIENT}
+ * (the client addresses the emulator saw for it) per download, {@code QUICHE} per connection,
+ * {@code EMULATOR}, {@code DONE ok=}.
  */
 public final class VertxHttp3App {
 
@@ -59,6 +68,14 @@ public final class VertxHttp3App {
         try {
             HttpServerConfig config = new HttpServerConfig().setVersions(HttpVersion.HTTP_3)
                     .setQuicHost("127.0.0.1").setQuicPort(0);
+            // Vert.x 5 binds every QUIC endpoint with SO_REUSEADDR by default, the server on 127.0.0.1:0 and
+            // each client on 0.0.0.0:0; Linux then may give a client's ephemeral bind the server's own port
+            // (measured here: 10 of 300,000 such binds, 0 of 300,000 with the server's option off), and the
+            // client, whose datagrams to 127.0.0.1:port go to the server's more specific socket, hears
+            // nothing until its idle timeout (docs/testing.md, the flakes table). A shared port needs the
+            // option on both sockets; the server's is enough to rule it out (the client's setter throws a
+            // ClassCastException in Vert.x 5.2.3, QuicClientConfig.setReuseAddress casts to QuicServerConfig)
+            config.getQuicConfig().setReuseAddress(false);
             // the HTTP/3 defaults (unidirectional streams for HTTP/3's control streams) stay; only these change
             config.getQuicConfig().getTransportConfig()
                     .setCongestionControlAlgorithm(appCc)
@@ -80,14 +97,26 @@ public final class VertxHttp3App {
             server = get(server.listen());
             InetSocketAddress target = new InetSocketAddress("127.0.0.1", server.actualPort());
             System.out.println("SERVER vertx HTTP/3 app-cc=" + appCc + " port=" + server.actualPort());
+            System.out.println("PORT-SHARE port=" + server.actualPort() + " shared="
+                    + wildcardBindShares(server.actualPort()));
             emulator = FrameworkApp.emulator(a, target, 13);
             if (emulator != null) {
                 target = emulator.address();
             }
             long expected = NettyBulkApp.expectedCrc(bytes);
+            Set<SocketAddress> seen = new HashSet<>();
             for (int i = 0; i < connections; i++) {
                 ok &= download(vertx, i, target, bytes, expected);
                 QuicheWindowProbe.stopAll(); // the download arrived: its server window is sampled to the end
+                if (emulator != null) {
+                    Set<SocketAddress> now = emulator.clients();
+                    now.removeAll(seen);
+                    seen.addAll(now);
+                    int serverPort = server.actualPort();
+                    boolean shares = now.stream().anyMatch(c -> ((InetSocketAddress) c).getPort() == serverPort);
+                    System.out.println("CLIENT conn=" + i + " from=" + now + " serverPort=" + serverPort
+                            + " sharesServerPort=" + shares);
+                }
             }
         } catch (Throwable t) {
             ok = false;
@@ -108,6 +137,20 @@ public final class VertxHttp3App {
             FrameworkApp.closeEmulator(emulator);
         }
         FrameworkApp.exit(ok);
+    }
+
+    /**
+     * Whether a socket with SO_REUSEADDR could bind {@code 0.0.0.0:port} beside the server, as a Vert.x
+     * client's ephemeral bind may: asked of the kernel, by trying it (a {@code BindException} says no).
+     */
+    static boolean wildcardBindShares(int port) throws IOException {
+        try (DatagramChannel probe = DatagramChannel.open()) {
+            probe.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            probe.bind(new InetSocketAddress("0.0.0.0", port));
+            return true;
+        } catch (BindException refused) {
+            return false;
+        }
     }
 
     /** Writes pattern chunks while the response's queue has room; continues from the drain handler. */
