@@ -106,16 +106,11 @@ public final class VertxHttp3App {
             long expected = NettyBulkApp.expectedCrc(bytes);
             Set<SocketAddress> seen = new HashSet<>();
             for (int i = 0; i < connections; i++) {
-                ok &= download(vertx, i, target, bytes, expected);
-                QuicheWindowProbe.stopAll(); // the download arrived: its server window is sampled to the end
-                if (emulator != null) {
-                    Set<SocketAddress> now = emulator.clients();
-                    now.removeAll(seen);
-                    seen.addAll(now);
-                    int serverPort = server.actualPort();
-                    boolean shares = now.stream().anyMatch(c -> ((InetSocketAddress) c).getPort() == serverPort);
-                    System.out.println("CLIENT conn=" + i + " from=" + now + " serverPort=" + serverPort
-                            + " sharesServerPort=" + shares);
+                try {
+                    ok &= download(vertx, i, target, bytes, expected);
+                } finally {
+                    QuicheWindowProbe.stopAll(); // the download ended: its server window is sampled to the end
+                    printNewClients(emulator, seen, i, server.actualPort()); // also for a download that failed
                 }
             }
         } catch (Throwable t) {
@@ -137,6 +132,19 @@ public final class VertxHttp3App {
             FrameworkApp.closeEmulator(emulator);
         }
         FrameworkApp.exit(ok);
+    }
+
+    /** The {@code CLIENT} line: the client addresses the emulator saw first during download {@code i}. */
+    private static void printNewClients(LinkEmulator emulator, Set<SocketAddress> seen, int i, int serverPort) {
+        if (emulator == null) {
+            return;
+        }
+        Set<SocketAddress> now = emulator.clients();
+        now.removeAll(seen);
+        seen.addAll(now);
+        boolean shares = now.stream().anyMatch(c -> ((InetSocketAddress) c).getPort() == serverPort);
+        System.out.println("CLIENT conn=" + i + " from=" + now + " serverPort=" + serverPort
+                + " sharesServerPort=" + shares);
     }
 
     /**
