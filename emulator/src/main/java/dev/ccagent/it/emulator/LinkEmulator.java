@@ -11,7 +11,7 @@ import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -77,9 +77,9 @@ public final class LinkEmulator implements AutoCloseable {
         return new InetSocketAddress("127.0.0.1", port());
     }
 
-    /** Every client address that has sent a datagram through the emulator so far (a copy). */
+    /** Every client address that has sent a datagram through the emulator so far (a copy, in no order). */
     public Set<SocketAddress> clients() {
-        return new LinkedHashSet<>(upstream.keySet());
+        return new HashSet<>(upstream.keySet());
     }
 
     /** Counters of the client → server direction. */

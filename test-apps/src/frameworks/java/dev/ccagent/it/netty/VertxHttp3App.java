@@ -95,10 +95,10 @@ public final class VertxHttp3App {
                 pump(res, n, new long[] {0});
             });
             server = get(server.listen());
-            InetSocketAddress target = new InetSocketAddress("127.0.0.1", server.actualPort());
-            System.out.println("SERVER vertx HTTP/3 app-cc=" + appCc + " port=" + server.actualPort());
-            System.out.println("PORT-SHARE port=" + server.actualPort() + " shared="
-                    + wildcardBindShares(server.actualPort()));
+            int serverPort = server.actualPort();
+            InetSocketAddress target = new InetSocketAddress("127.0.0.1", serverPort);
+            System.out.println("SERVER vertx HTTP/3 app-cc=" + appCc + " port=" + serverPort);
+            System.out.println("PORT-SHARE port=" + serverPort + " shared=" + wildcardBindShares(serverPort));
             emulator = FrameworkApp.emulator(a, target, 13);
             if (emulator != null) {
                 target = emulator.address();
@@ -110,7 +110,7 @@ public final class VertxHttp3App {
                     ok &= download(vertx, i, target, bytes, expected);
                 } finally {
                     QuicheWindowProbe.stopAll(); // the download ended: its server window is sampled to the end
-                    printNewClients(emulator, seen, i, server.actualPort()); // also for a download that failed
+                    printNewClients(emulator, seen, i, serverPort); // also for a download that failed
                 }
             }
         } catch (Throwable t) {
