@@ -76,21 +76,34 @@ final class KwikIt {
         return appClassPath() + File.pathSeparator + bb;
     }
 
-    private static Path widenerJar;
+    private static final java.util.Map<String, Path> TEST_AGENT_JARS = new java.util.HashMap<>();
 
-    /** A manifest-only agent jar whose Premain-Class is {@link StallWidener} (found on the class path). */
-    static synchronized Path stallWidenerJar() throws IOException {
-        if (widenerJar == null) {
-            Path file = workDir("stall-widener").resolve("stall-widener-" + ProcessHandle.current().pid() + ".jar");
+    /**
+     * A manifest-only agent jar whose Premain-Class is {@code premain} (a test-only agent, found on the
+     * forked JVM's class path), written once per test JVM into the work directory {@code name}.
+     * {@code canRetransform}: the agent changes classes that are loaded already (the JDK's own).
+     */
+    static synchronized Path testAgentJar(String name, Class<?> premain, boolean canRetransform) throws IOException {
+        Path jar = TEST_AGENT_JARS.get(name);
+        if (jar == null) {
+            jar = workDir(name).resolve(name + "-" + ProcessHandle.current().pid() + ".jar");
             java.util.jar.Manifest mf = new java.util.jar.Manifest();
             mf.getMainAttributes().put(java.util.jar.Attributes.Name.MANIFEST_VERSION, "1.0");
-            mf.getMainAttributes().putValue("Premain-Class", StallWidener.class.getName());
-            try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(file), mf)) {
+            mf.getMainAttributes().putValue("Premain-Class", premain.getName());
+            if (canRetransform) {
+                mf.getMainAttributes().putValue("Can-Retransform-Classes", "true");
+            }
+            try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(jar), mf)) {
                 out.flush();
             }
-            widenerJar = file;
+            TEST_AGENT_JARS.put(name, jar);
         }
-        return widenerJar;
+        return jar;
+    }
+
+    /** The agent jar of {@link StallWidener}. */
+    static Path stallWidenerJar() throws IOException {
+        return testAgentJar("stall-widener", StallWidener.class, false);
     }
 
     static Path workDir(String test) throws IOException {
@@ -169,21 +182,9 @@ final class KwikIt {
         return awaitPort(launchServer(dir, name, agentArgs, serverArgs));
     }
 
-    private static Path lossTimerWidenerJar;
-
-    /** A manifest-only agent jar whose Premain-Class is {@link LossTimerWidener} (found on the class path). */
-    static synchronized Path lossTimerWidenerJar() throws IOException {
-        if (lossTimerWidenerJar == null) {
-            Path file = workDir("loss-timer-widener").resolve("loss-timer-widener-" + ProcessHandle.current().pid() + ".jar");
-            java.util.jar.Manifest mf = new java.util.jar.Manifest();
-            mf.getMainAttributes().put(java.util.jar.Attributes.Name.MANIFEST_VERSION, "1.0");
-            mf.getMainAttributes().putValue("Premain-Class", LossTimerWidener.class.getName());
-            try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(file), mf)) {
-                out.flush();
-            }
-            lossTimerWidenerJar = file;
-        }
-        return lossTimerWidenerJar;
+    /** The agent jar of {@link LossTimerWidener}. */
+    static Path lossTimerWidenerJar() throws IOException {
+        return testAgentJar("loss-timer-widener", LossTimerWidener.class, false);
     }
 
     /**

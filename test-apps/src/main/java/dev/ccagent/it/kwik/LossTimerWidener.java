@@ -60,20 +60,7 @@ public final class LossTimerWidener {
         new AgentBuilder.Default()
                 .disableClassFormatChanges()
                 .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
-                .with(new AgentBuilder.Listener.Adapter() {
-                    @Override
-                    public void onError(String typeName, ClassLoader loader, net.bytebuddy.utility.JavaModule module,
-                                        boolean loaded, Throwable error) {
-                        System.err.println("[loss-timer-widener] could not instrument " + typeName + ": " + error);
-                    }
-
-                    @Override
-                    public void onTransformation(net.bytebuddy.description.type.TypeDescription type, ClassLoader loader,
-                                                 net.bytebuddy.utility.JavaModule module, boolean loaded,
-                                                 net.bytebuddy.dynamic.DynamicType dynamicType) {
-                        System.err.println("[loss-timer-widener] widened " + type.getName());
-                    }
-                })
+                .with(new dev.ccagent.it.TestAgentListener("loss-timer-widener", "widened"))
                 .type(named("tech.kwik.core.send.SenderImpl"))
                 .transform((builder, type, loader, module, domain) -> builder.visit(MemberSubstitution.relaxed()
                         .method(named("send").and(isDeclaredBy(DatagramSocket.class)))

@@ -36,20 +36,7 @@ public final class StallWidener {
         new AgentBuilder.Default()
                 .disableClassFormatChanges()
                 .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
-                .with(new AgentBuilder.Listener.Adapter() {
-                    @Override
-                    public void onError(String typeName, ClassLoader loader, net.bytebuddy.utility.JavaModule module,
-                                        boolean loaded, Throwable error) {
-                        System.err.println("[stall-widener] could not instrument " + typeName + ": " + error);
-                    }
-
-                    @Override
-                    public void onTransformation(net.bytebuddy.description.type.TypeDescription type, ClassLoader loader,
-                                                 net.bytebuddy.utility.JavaModule module, boolean loaded,
-                                                 net.bytebuddy.dynamic.DynamicType dynamicType) {
-                        System.err.println("[stall-widener] widened " + type.getName());
-                    }
-                })
+                .with(new dev.ccagent.it.TestAgentListener("stall-widener", "widened"))
                 .type(named("tech.kwik.core.stream.StreamOutputStreamImpl"))
                 .transform((builder, type, loader, module, domain) -> builder.visit(MemberSubstitution.relaxed()
                         .method(named("send").and(net.bytebuddy.matcher.ElementMatchers.isDeclaredBy(connection)))
