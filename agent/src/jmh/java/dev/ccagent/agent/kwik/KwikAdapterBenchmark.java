@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The per-packet and per-ACK cost of the kwik adapter (what kwik calls on its sender and receiver
  * threads once the agent swapped its controller): {@code remainingCwnd} + {@code registerInFlight}
- * per packet, the ACK-time advice hook + {@code registerAcked} per ACK. Real kwik types; the packets
+ * per packet (after the send-stamp advice hook), the ACK-time advice hook + {@code registerAcked} per ACK. Real kwik types; the packets
  * and ACK lists are preallocated so that {@code -prof gc} shows what the adapter itself allocates.
  * All packets carry one fixed send time (kwik's Instants are immutable): the RTT samples are 1 ns,
  * the localhost case.
@@ -157,6 +157,7 @@ public class KwikAdapterBenchmark {
         BenchPacket p = packets[(int) (next & (RING - 1))];
         p.setPacketNumber(next++);
         long room = adapter.remainingCwnd();
+        KwikHooks.onPacketSent(adapter, p, now); // what the advice on LossDetector.packetSent does (a no-op for kwik alone)
         adapter.registerInFlight(p);
         if (next - acked >= 256) {
             ackTwo(); // keep the window open: a steady state, not a full window
@@ -170,6 +171,7 @@ public class KwikAdapterBenchmark {
         for (int i = 0; i < 2; i++) {
             BenchPacket p = packets[(int) (next & (RING - 1))];
             p.setPacketNumber(next++);
+            KwikHooks.onPacketSent(adapter, p, now);
             adapter.registerInFlight(p);
         }
         return ackTwo();

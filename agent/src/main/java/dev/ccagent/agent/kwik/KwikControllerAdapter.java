@@ -28,9 +28,11 @@ import java.util.List;
  * handful of packets; they are still counted in bytes in flight.
  *
  * <p>Times: our algorithms run on {@link System#nanoTime()}. kwik stamps packets and ACK arrivals
- * with {@link Instant}s from its wall clock; they are converted with an offset measured when the
- * connection starts and clamped so that no converted time lies in the future. RTT samples are ours,
- * in nanoseconds (kwik keeps whole milliseconds, 0 on loopback).
+ * with {@link Instant}s from its wall clock, which a clock step moves; {@link KwikPacketTimes} converts
+ * each stamp on its own while it is fresh (a send stamp when the packet is registered, kept until its
+ * ACK; a receive stamp when the ACK is processed), so that steps in either direction leave the samples
+ * alone. RTT samples are ours, in nanoseconds (kwik keeps whole
+ * milliseconds, 0 on loopback).
  *
  * <p>Pacing: {@link #remainingCwnd()} answers 0 while the pacer has no budget and asks the shared
  * {@link WakeupTimer} to flush kwik's sender when it refills; otherwise it answers at least one full
@@ -53,7 +55,8 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private final AckEvent ackEvent = new AckEvent();
     private final LossEvent lossEvent = new LossEvent();
     private final RttEstimator rtt;
-    private final long wallToMonoOffset;
+    /** Each packet's send time and each ACK's receive time, converted to the monotonic clock. */
+    private final KwikPacketTimes times = new KwikPacketTimes();
     /** Send-path counters for the spin detector and JFR (kept for stock connections too). */
     private final SendTelemetry telemetry = new SendTelemetry("kwik", true);
     /** The same measurement for every arm (ConnectionSummary, per-arm aggregates, guard); never throws. */
@@ -69,6 +72,10 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private boolean failedOver;
     /** Set when a telemetry hook failed: the counters stop for this connection. */
     private volatile boolean telemetryOff;
+
+    // the packet being registered on the sender thread, and kwik's stamp of it (set by the LossDetector.packetSent advice)
+    private QuicPacket stampedPacket;
+    private Instant sendStamp;
 
     // the ACK being processed on the receiver thread (set by the LossDetector.onAckReceived advice)
     private long pendingAckTime;
@@ -89,8 +96,6 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
         this.cc = cc;
         this.arm = arm;
         this.rtt = new RttEstimator(initialRttNanos);
-        Instant wall = Instant.now();
-        this.wallToMonoOffset = wall.getEpochSecond() * 1_000_000_000L + wall.getNano() - System.nanoTime();
     }
 
     void setStock(CongestionController stock) {
@@ -116,6 +121,10 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     public KwikMeter meter() {
         return meter;
+    }
+
+    KwikPacketTimes times() {
+        return times;
     }
 
     /** The algorithm in charge: ours, or {@code stock} (an arm that keeps kwik's, or a fallback). */
@@ -149,13 +158,13 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     /** The receiver thread is about to process an ACK frame received at {@code timeReceived}. */
     public void onAckFrame(Instant timeReceived, long largestAcknowledged, int ackDelayMillis) {
-        meter.ackFrame(timeReceived, largestAcknowledged, ackDelayMillis);
+        long at = times.ackReceived(timeReceived, largestAcknowledged);
+        meter.ackFrame(at, largestAcknowledged, ackDelayMillis);
         if (delegate != null) {
             return;
         }
         synchronized (this) {
-            long now = System.nanoTime();
-            pendingAckTime = timeReceived != null ? Math.min(now, toMono(timeReceived)) : now;
+            pendingAckTime = at;
             pendingAckDelay = Math.max(0, ackDelayMillis) * 1_000_000L;
             pendingLargestAcked = largestAcknowledged;
         }
@@ -166,14 +175,36 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     /** Answer of an {@code ours*} method: the call belongs to kwik's controller (stock arm, fallback, detach). */
     private static final long TO_STOCK = Long.MIN_VALUE;
 
+    /** kwik's sender thread is about to register {@code packet}, which it stamped {@code timeSent}. */
+    void stampSent(QuicPacket packet, Instant timeSent) {
+        stampedPacket = packet;
+        sendStamp = timeSent;
+    }
+
+    /**
+     * Our send time of {@code packet}: kwik's stamp converted while it is fresh, kept for the packet's
+     * ACK ({@link KwikPacketTimes#sent}); now when no stamp was seen. Never throws.
+     */
+    private long sendTime(QuicPacket packet) {
+        Instant stamp = packet == stampedPacket ? sendStamp : null;
+        stampedPacket = null;
+        sendStamp = null;
+        try {
+            return times.sent(KwikPacketTimes.key(packet), stamp);
+        } catch (Throwable t) {
+            return System.nanoTime(); // no entry: the ACK takes no RTT sample from this packet
+        }
+    }
+
     @Override
     public void registerInFlight(QuicPacket packet) {
-        meter.sent(packet);
+        long sent = sendTime(packet);
+        meter.sent(packet, sent);
         CongestionController d = delegate;
         if (d == null) {
             long inFlight;
             try {
-                inFlight = oursInFlight(packet);
+                inFlight = oursInFlight(packet, sent);
             } catch (Throwable t) {
                 inFlight = fallBack("registerInFlight", t);
             }
@@ -189,7 +220,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     }
 
     /** Our accounting; state is committed only after everything that could throw has run. */
-    private synchronized long oursInFlight(QuicPacket packet) {
+    private synchronized long oursInFlight(QuicPacket packet, long sent) {
         try {
             if (delegate != null || !assigned()) {
                 return TO_STOCK;
@@ -198,7 +229,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
             telemetry.packetInFlight(size);
             long after = bytesInFlight + size;
             if (packet.getPnSpace() == PnSpace.App) {
-                cc.onPacketSent(System.nanoTime(), KwikReflection.packetNumber(packet), size, after, true);
+                cc.onPacketSent(sent, KwikReflection.packetNumber(packet), size, after, true);
             }
             bytesInFlight = after;
             return after;
@@ -222,6 +253,14 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     @Override
     public void registerAcked(List<? extends PacketInfo> acked) {
         meter.acked(acked);
+        try {
+            ackedOnController(acked);
+        } finally {
+            times.forget(acked);
+        }
+    }
+
+    private void ackedOnController(List<? extends PacketInfo> acked) {
         CongestionController d = delegate;
         if (d == null) {
             long inFlight;
@@ -256,10 +295,12 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
                 removed += size;
                 if (p.getPnSpace() == PnSpace.App) {
                     long pn = KwikReflection.packetNumber(p);
-                    long sent = Math.min(ackTime, toMono(info.timeSent()));
+                    long recorded = times.recorded(KwikPacketTimes.key(pn, PnSpace.App.ordinal()));
+                    long sent = recorded != KwikPacketTimes.UNKNOWN ? Math.min(recorded, ackTime)
+                            : times.converted(info.timeSent(), ackTime);
                     ev.addPacket(pn, sent, size);
-                    if (pn == pendingLargestAcked) {
-                        largestSent = sent;
+                    if (pn == pendingLargestAcked && recorded != KwikPacketTimes.UNKNOWN) {
+                        largestSent = sent; // a sample only from our own send time
                     }
                 }
             }
@@ -287,6 +328,14 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     @Override
     public void registerLost(List<? extends PacketInfo> lost) {
         meter.lost(lost);
+        try {
+            lostOnController(lost);
+        } finally {
+            times.forget(lost);
+        }
+    }
+
+    private void lostOnController(List<? extends PacketInfo> lost) {
         CongestionController d = delegate;
         if (d == null) {
             long inFlight;
@@ -318,7 +367,8 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
                 int size = p.getSize();
                 removed += size;
                 if (p.getPnSpace() == PnSpace.App) {
-                    ev.addPacket(KwikReflection.packetNumber(p), Math.min(now, toMono(info.timeSent())), size);
+                    long pn = KwikReflection.packetNumber(p);
+                    ev.addPacket(pn, times.sentTime(KwikPacketTimes.key(pn, PnSpace.App.ordinal()), info.timeSent(), now), size);
                 }
             }
             long after = Math.max(0, bytesInFlight - removed);
@@ -337,6 +387,14 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     @Override
     public void discard(List<? extends PacketInfo> discarded) {
         meter.discarded(discarded);
+        try {
+            discardOnController(discarded);
+        } finally {
+            times.forget(discarded);
+        }
+    }
+
+    private void discardOnController(List<? extends PacketInfo> discarded) {
         CongestionController d = delegate;
         if (d == null) {
             long inFlight;
@@ -653,9 +711,5 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     boolean telemetryOff() {
         return telemetryOff;
-    }
-
-    private long toMono(Instant wall) {
-        return wall.getEpochSecond() * 1_000_000_000L + wall.getNano() - wallToMonoOffset;
     }
 }

@@ -138,6 +138,16 @@ public final class KwikHooks {
     }
 
     /**
+     * Before {@code LossDetector.packetSent}, which registers the packet with our adapter next on the same
+     * thread: kwik's send stamp of it. Never throws.
+     */
+    public static void onPacketSent(Object controller, tech.kwik.core.packet.QuicPacket packet, Instant timeSent) {
+        if (controller instanceof KwikControllerAdapter) {
+            ((KwikControllerAdapter) controller).stampSent(packet, timeSent);
+        }
+    }
+
+    /**
      * Before {@code LossDetector.onAckReceived}: hands the ACK's receive time and delay to our
      * adapter, which kwik's {@code registerAcked} call then uses.
      */

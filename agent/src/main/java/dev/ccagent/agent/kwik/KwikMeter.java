@@ -11,7 +11,6 @@ import tech.kwik.core.common.PnSpace;
 import tech.kwik.core.packet.PacketInfo;
 import tech.kwik.core.packet.QuicPacket;
 
-import java.time.Instant;
 import java.util.List;
 
 import static net.bytebuddy.matcher.ElementMatchers.named;
@@ -20,8 +19,9 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 /**
  * The kwik side of a connection's {@link ConnectionMeter}: {@link KwikControllerAdapter} hands it
  * every call kwik makes, before our controller or kwik's own sees it, so every arm is measured by
- * the same code. kwik's {@link Instant}s become {@link System#nanoTime()} with an offset taken when
- * the connection starts, clamped to now (as the adapter does).
+ * the same code. Times are the adapter's {@link KwikPacketTimes}: kwik's stamps converted to
+ * {@link System#nanoTime()} one by one while they are fresh, so that wall-clock steps leave the RTT
+ * samples alone.
  *
  * <p>The connection's end: kwik 0.10.x calls {@code SenderImpl.stop()} on every close path (idle
  * timeout, local close, peer close, draining, abort; see {@code QuicConnectionImpl}), so advice on its
@@ -31,13 +31,10 @@ public final class KwikMeter implements ConnectionMeter.Owner {
 
     private final KwikControllerAdapter adapter;
     private final ConnectionMeter meter;
-    private final long wallToMonoOffset;
     private final CcSnapshot scratch = new CcSnapshot();
 
     KwikMeter(KwikControllerAdapter adapter) {
         this.adapter = adapter;
-        Instant wall = Instant.now();
-        this.wallToMonoOffset = wall.getEpochSecond() * 1_000_000_000L + wall.getNano() - System.nanoTime();
         this.meter = new ConnectionMeter("kwik", this);
     }
 
@@ -47,22 +44,22 @@ public final class KwikMeter implements ConnectionMeter.Owner {
 
     // ---------------------------------------------------------------- from the adapter (hot: no allocation)
 
-    void sent(QuicPacket packet) {
+    /** kwik's sender registers {@code packet}, sent at {@code sent} ({@link KwikPacketTimes#sent}). */
+    void sent(QuicPacket packet, long sent) {
         try {
             if (!meter.bound()) {
                 bind();
             }
-            meter.sent(System.nanoTime(), packet.getSize(), packet.getPnSpace() == PnSpace.App);
+            meter.sent(sent, packet.getSize(), packet.getPnSpace() == PnSpace.App);
         } catch (Throwable ignored) {
             // measurement must never break the connection
         }
     }
 
-    void ackFrame(Instant timeReceived, long largestAcknowledged, int ackDelayMillis) {
+    /** An ACK frame received at {@code receiveTime} ({@link KwikPacketTimes#ackReceived}) is about to be processed. */
+    void ackFrame(long receiveTime, long largestAcknowledged, int ackDelayMillis) {
         try {
-            long now = System.nanoTime();
-            long at = timeReceived != null ? Math.min(now, toMono(timeReceived)) : now;
-            meter.ackFrame(at, largestAcknowledged, Math.max(0, ackDelayMillis) * 1_000_000L);
+            meter.ackFrame(receiveTime, largestAcknowledged, Math.max(0, ackDelayMillis) * 1_000_000L);
         } catch (Throwable ignored) {
             // measurement must never break the connection
         }
@@ -71,10 +68,13 @@ public final class KwikMeter implements ConnectionMeter.Owner {
     void acked(List<? extends PacketInfo> acked) {
         try {
             long now = System.nanoTime();
+            KwikPacketTimes times = adapter.times();
             for (int i = 0, n = acked.size(); i < n; i++) {
-                PacketInfo info = acked.get(i);
-                QuicPacket p = info.packet();
-                meter.acked(KwikReflection.packetNumber(p), Math.min(now, toMono(info.timeSent())), p.getSize());
+                QuicPacket p = acked.get(i).packet();
+                long pn = KwikReflection.packetNumber(p);
+                long sent = times.recorded(KwikPacketTimes.key(pn, p.getPnSpace().ordinal()));
+                // a packet the table lost gives no RTT sample (Long.MIN_VALUE is the meter's "none")
+                meter.acked(pn, sent != KwikPacketTimes.UNKNOWN ? Math.min(now, sent) : Long.MIN_VALUE, p.getSize());
             }
             meter.ackDone(now);
         } catch (Throwable ignored) {
@@ -112,10 +112,6 @@ public final class KwikMeter implements ConnectionMeter.Owner {
             meter.bind("kwik", arm.label(), arm.algorithm());
             adapter.telemetry().arm = meter.arm();
         }
-    }
-
-    private long toMono(Instant wall) {
-        return wall.getEpochSecond() * 1_000_000_000L + wall.getNano() - wallToMonoOffset;
     }
 
     // ---------------------------------------------------------------- ConnectionMeter.Owner (per summary)

@@ -48,7 +48,8 @@ public final class KwikModule extends KwikTargetModule {
                         .field("lossDetectors", "[Ltech/kwik/core/recovery/LossDetector;"),
                 Requirement.type(KwikReflection.LOSS_DETECTOR)
                         .field("congestionController", CC)
-                        .method("onAckReceived", "(Ltech/kwik/core/frame/AckFrame;Ljava/time/Instant;)V"),
+                        .method("onAckReceived", "(Ltech/kwik/core/frame/AckFrame;Ljava/time/Instant;)V")
+                        .method("packetSent", "(Ltech/kwik/core/packet/QuicPacket;Ljava/time/Instant;Ljava/util/function/Consumer;)V"),
                 Requirement.type("tech.kwik.core.cc.CongestionController")
                         .method("registerInFlight", "(Ltech/kwik/core/packet/QuicPacket;)V")
                         .method("registerAcked", "(Ljava/util/List;)V")
@@ -148,7 +149,8 @@ public final class KwikModule extends KwikTargetModule {
                 .type(typeThenLoader(named(KwikReflection.LOSS_DETECTOR), loaderCheck))
                 .transform(new AgentBuilder.Transformer.ForAdvice()
                         .include(ours)
-                        .advice(named("onAckReceived").and(takesArguments(2)), AckReceivedAdvice.class.getName()));
+                        .advice(named("onAckReceived").and(takesArguments(2)), AckReceivedAdvice.class.getName())
+                        .advice(named("packetSent").and(takesArguments(3)), PacketSentAdvice.class.getName()));
         b = KwikMeter.extend(b, loaderCheck); // SenderImpl.stop(): the connection's final summary
         if (config.detect()) {
             b = KwikTelemetry.extend(b, loaderCheck); // send-loop counters for the spin detector
@@ -181,6 +183,22 @@ public final class KwikModule extends KwikTargetModule {
         static void exit(@Advice.This Object sender, @KwikSenderConstructor.MaxPacketSize int maxPacketSize,
                          @KwikSenderConstructor.Id String id) {
             KwikHooks.onSenderCreated(sender, id, maxPacketSize);
+        }
+    }
+
+    /**
+     * Inlined at the start of LossDetector.packetSent(QuicPacket, Instant, Consumer), which registers the
+     * packet with the controller next, on the same thread: kwik's send stamp, converted there.
+     */
+    public static final class PacketSentAdvice {
+        private PacketSentAdvice() {
+        }
+
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter(@Advice.FieldValue("congestionController") Object controller,
+                          @Advice.Argument(0) tech.kwik.core.packet.QuicPacket packet,
+                          @Advice.Argument(1) java.time.Instant timeSent) {
+            KwikHooks.onPacketSent(controller, packet, timeSent);
         }
     }
 

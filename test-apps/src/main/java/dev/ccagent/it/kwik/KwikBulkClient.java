@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <pre>
  * RESULT conn=3 odcid=1f2e... mode=down bytes=20000000 seconds=2.345 mbps=68.2 ok=true
+ * MONO RESULT conn=3 start=N end=N (System.nanoTime() when the request went out and when the last byte came)
  * </pre>
  * then {@code SUMMARY connections=N ok=K failed=F}. Exits 0 when every transfer was intact, 1 on a
  * checksum or length mismatch, 2 on bad arguments, 3 when {@code --timeout-seconds} ran out.
@@ -253,9 +254,12 @@ public final class KwikBulkClient {
                     System.out.println("MISMATCH conn=" + index + " expected " + bytes + " bytes, got " + count);
                 }
             }
-            double seconds = (System.nanoTime() - t0) / 1e9;
+            long t1 = System.nanoTime();
+            double seconds = (t1 - t0) / 1e9;
             System.out.printf("%s conn=%d odcid=%s mode=%s bytes=%d seconds=%.3f mbps=%.1f ok=%s%n", label,
                     index, odcid, mode, received, seconds, received * 8 / seconds / 1e6, good);
+            // System.nanoTime() is the machine's CLOCK_MONOTONIC on Linux: another JVM can place the transfer in time
+            System.out.printf("MONO %s conn=%d start=%d end=%d%n", label, index, t0, t1);
             System.out.flush();
             return good;
         } catch (Exception e) {

@@ -1,0 +1,204 @@
+package dev.ccagent.agent.kwik;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class KwikPacketTimesTest {
+
+    /** A wall clock the test sets (kwik's {@code Clock.systemUTC()} in production). */
+    static final class WallClock extends Clock {
+        long epochNanos = 1_800_000_000_000_000_000L;
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochSecond(0, epochNanos);
+        }
+
+        @Override
+        public ZoneOffset getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            throw new UnsupportedOperationException();
+        }
+
+        Instant at(long nanos) {
+            return Instant.ofEpochSecond(0, nanos);
+        }
+    }
+
+    static final int APP = 2;
+    static final long MS = 1_000_000;
+
+    /** Both clocks, moved together (time passing) or the wall clock alone (a step). */
+    static final class Clocks {
+        final WallClock wall = new WallClock();
+        long mono = 5_000 * MS;
+
+        void pass(long nanos) {
+            wall.epochNanos += nanos;
+            mono += nanos;
+        }
+
+        /** kwik's stamp of a moment {@code ago} nanoseconds before now. */
+        Instant stamp(long ago) {
+            return wall.at(wall.epochNanos - ago);
+        }
+
+        KwikPacketTimes times() {
+            return new KwikPacketTimes(wall, () -> mono);
+        }
+    }
+
+    @Test
+    void aSendStampIsConvertedWhenRegisteredAndKeptWhateverTheClockDoesLater() {
+        Clocks c = new Clocks();
+        KwikPacketTimes t = c.times();
+        long key = KwikPacketTimes.key(7, APP);
+        c.pass(10 * MS);
+        long sent = c.mono - 30_000; // kwik stamped it 30 us before registering it
+        assertEquals(sent, t.sent(key, c.stamp(30_000)));
+        c.wall.epochNanos += 1_000 * MS; // a forward step
+        c.pass(50 * MS);
+        assertEquals(sent, t.sentTime(key, c.stamp(50 * MS), c.mono));
+        t.forget(key);
+        assertEquals(KwikPacketTimes.UNKNOWN, t.recorded(key));
+        // a packet the table does not hold: kwik's stamp with the starting offset, never after the bound
+        assertEquals(c.mono, t.sentTime(key, c.stamp(50 * MS), c.mono));
+        // the starting offset: wall 1.8e18 at mono 5,000 ms
+        assertEquals(5_010 * MS, t.converted(c.wall.at(1_800_000_000_000_000_000L + 10 * MS), c.mono));
+    }
+
+    @Test
+    void noStampCountsAsSentNow() {
+        Clocks c = new Clocks();
+        KwikPacketTimes t = c.times();
+        assertEquals(c.mono, t.sent(KwikPacketTimes.key(1, APP), null));
+        assertEquals(c.mono, t.recorded(KwikPacketTimes.key(1, APP)));
+    }
+
+    @Test
+    void ackReceiveTimeIsItsAgeBeforeNow() {
+        Clocks c = new Clocks();
+        KwikPacketTimes t = c.times();
+        long sent = t.sent(KwikPacketTimes.key(1, APP), c.stamp(0));
+        c.pass(52 * MS);
+        // stamped 2 ms before it is processed: 50 ms after the send
+        assertEquals(sent + 50 * MS, t.ackReceived(c.stamp(2 * MS), 1));
+        assertEquals(0, t.steps());
+    }
+
+    @Test
+    void aStepBetweenAStampAndItsConversionIsNotTrusted() {
+        for (long step : new long[]{+1_000 * MS, -1_000 * MS, +3 * MS, -3 * MS}) {
+            Clocks c = new Clocks();
+            KwikPacketTimes t = c.times();
+            t.sent(KwikPacketTimes.key(1, APP), c.stamp(0));
+            c.pass(48 * MS);
+            Instant first = c.stamp(0); // two ACKs received before the step
+            Instant second = c.stamp(0);
+            c.wall.epochNanos += step;
+            c.pass(2 * MS);
+            assertEquals(c.mono, t.ackReceived(first, 1), "step " + step);
+            assertEquals(1, t.steps(), "step " + step);
+            // the second one is processed after the step was seen: it converts to before then, not trusted either
+            c.pass(MS);
+            assertEquals(c.mono, t.ackReceived(second, 1), "step " + step);
+            assertEquals(1, t.steps(), "step " + step);
+            // stamps taken after the step are trusted again
+            c.pass(MS);
+            Instant third = c.stamp(0);
+            c.pass(MS);
+            assertEquals(c.mono - MS, t.ackReceived(third, 1), "step " + step);
+        }
+    }
+
+    @Test
+    void aSendStampFromBeforeAStepGivesWayToTheRegistrationTime() {
+        Clocks c = new Clocks();
+        KwikPacketTimes t = c.times();
+        c.pass(10 * MS);
+        Instant stamp = c.stamp(0);
+        c.wall.epochNanos += 1_000 * MS;
+        c.pass(20_000);
+        assertEquals(c.mono, t.sent(KwikPacketTimes.key(1, APP), stamp));
+        assertEquals(1, t.steps());
+    }
+
+    @Test
+    void slewingIsNoStep() {
+        Clocks c = new Clocks();
+        KwikPacketTimes t = c.times();
+        // 10 s at 500 ppm: the wall clock gains 5 ms, within the slew allowance
+        c.pass(10_000 * MS);
+        c.wall.epochNanos += 5 * MS;
+        long sent = t.sent(KwikPacketTimes.key(3, APP), c.stamp(0));
+        c.pass(50 * MS);
+        assertEquals(sent + 49 * MS, t.ackReceived(c.stamp(MS), 3));
+        assertEquals(0, t.steps());
+    }
+
+    @Test
+    void aReceiveTimeBeforeTheSendOrANegativeAgeIsNotTrusted() {
+        Clocks c = new Clocks();
+        KwikPacketTimes t = c.times();
+        c.pass(45 * MS);
+        t.sent(KwikPacketTimes.key(4, APP), c.stamp(0));
+        c.pass(5 * MS);
+        // stamped as if 20 ms old, but the acknowledged packet left 5 ms ago
+        assertEquals(c.mono, t.ackReceived(c.stamp(20 * MS), 4));
+        // stamped in the future
+        assertEquals(c.mono, t.ackReceived(c.stamp(-20 * MS), 4));
+        assertEquals(c.mono, t.ackReceived(null, 4));
+        assertEquals(0, t.steps());
+    }
+
+    @Test
+    void theTableGrowsWithThePacketsInFlightAndGivesWayAtItsBound() {
+        KwikPacketTimes t = new Clocks().times();
+        int inFlight = 1_000;
+        for (long pn = 0; pn < inFlight; pn++) {
+            t.record(KwikPacketTimes.key(pn, APP), 1_000 + pn);
+        }
+        for (long pn = 0; pn < inFlight; pn++) {
+            assertEquals(1_000 + pn, t.recorded(KwikPacketTimes.key(pn, APP)));
+        }
+        assertEquals(2_048, t.capacity());
+        // a steady window: a million packets, each acknowledged 1,000 packets later, keep the table as it is
+        for (long pn = inFlight; pn < 1_000_000; pn++) {
+            t.record(KwikPacketTimes.key(pn, APP), pn);
+            long old = KwikPacketTimes.key(pn - inFlight, APP);
+            assertTrue(t.recorded(old) != KwikPacketTimes.UNKNOWN, "lost " + (pn - inFlight));
+            t.forget(old);
+        }
+        assertEquals(2_048, t.capacity());
+        // beyond the bound the oldest give way
+        KwikPacketTimes full = new Clocks().times();
+        for (long pn = 0; pn < 2L * KwikPacketTimes.MAX_CAPACITY; pn++) {
+            full.record(KwikPacketTimes.key(pn, APP), pn);
+        }
+        assertEquals(KwikPacketTimes.MAX_CAPACITY, full.capacity());
+        assertEquals(KwikPacketTimes.UNKNOWN, full.recorded(KwikPacketTimes.key(0, APP)));
+        long last = 2L * KwikPacketTimes.MAX_CAPACITY - 1;
+        assertEquals(last, full.recorded(KwikPacketTimes.key(last, APP)));
+    }
+
+    @Test
+    void spacesDoNotShareEntries() {
+        KwikPacketTimes t = new Clocks().times();
+        for (int space = 0; space < 3; space++) {
+            t.record(KwikPacketTimes.key(0, space), 100 + space);
+        }
+        for (int space = 0; space < 3; space++) {
+            assertEquals(100 + space, t.recorded(KwikPacketTimes.key(0, space)));
+        }
+    }
+}
