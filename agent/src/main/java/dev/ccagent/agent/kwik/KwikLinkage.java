@@ -31,6 +31,7 @@ final class KwikLinkage {
             "dev.ccagent.agent.kwik.KwikHooks",
             "dev.ccagent.agent.kwik.KwikControllerAdapter",
             "dev.ccagent.agent.kwik.KwikMeter",
+            "dev.ccagent.agent.kwik.KwikPacketTimes",
             "dev.ccagent.agent.kwik.KwikReflection",
             "dev.ccagent.agent.kwik.KwikTelemetry",
             "dev.ccagent.agent.kwik.KwikConnectionSelector");
