@@ -77,6 +77,10 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private QuicPacket stampedPacket;
     private Instant sendStamp;
 
+    /** The send times of the packets of the ACK being processed (receiver thread; see {@link #takeSendTimes}). */
+    private long[] ackedSendTimes = new long[16];
+    private static final long[] NO_SEND_TIMES = new long[0];
+
     // the ACK being processed on the receiver thread (set by the LossDetector.onAckReceived advice)
     private long pendingAckTime;
     private long pendingAckDelay;
@@ -121,10 +125,6 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     public KwikMeter meter() {
         return meter;
-    }
-
-    KwikPacketTimes times() {
-        return times;
     }
 
     /** The algorithm in charge: ours, or {@code stock} (an arm that keeps kwik's, or a fallback). */
@@ -252,20 +252,13 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void registerAcked(List<? extends PacketInfo> acked) {
-        meter.acked(acked);
-        try {
-            ackedOnController(acked);
-        } finally {
-            times.forget(acked);
-        }
-    }
-
-    private void ackedOnController(List<? extends PacketInfo> acked) {
+        long[] sent = takeSendTimes(acked);
+        meter.acked(acked, sent);
         CongestionController d = delegate;
         if (d == null) {
             long inFlight;
             try {
-                inFlight = oursAcked(acked);
+                inFlight = oursAcked(acked, sent);
             } catch (Throwable t) {
                 inFlight = fallBack("registerAcked", t);
             }
@@ -278,7 +271,20 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
         d.registerAcked(acked);
     }
 
-    private synchronized long oursAcked(List<? extends PacketInfo> acked) {
+    /**
+     * The send times of the acknowledged packets, by their index in {@code acked}, taken out of the table
+     * in one pass for both the meter and our controller; an index beyond the array has none. Only kwik's
+     * receiver thread acknowledges packets, one ACK at a time, so one array serves every ACK. Never throws.
+     */
+    private long[] takeSendTimes(List<? extends PacketInfo> acked) {
+        try {
+            return ackedSendTimes = times.take(acked, ackedSendTimes);
+        } catch (Throwable t) {
+            return NO_SEND_TIMES; // this ACK's packets give no RTT sample; their entries give way later
+        }
+    }
+
+    private synchronized long oursAcked(List<? extends PacketInfo> acked, long[] sendTimes) {
         try {
             if (delegate != null || !assigned()) {
                 return TO_STOCK;
@@ -295,7 +301,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
                 removed += size;
                 if (p.getPnSpace() == PnSpace.App) {
                     long pn = KwikReflection.packetNumber(p);
-                    long recorded = times.recorded(KwikPacketTimes.key(pn, PnSpace.App.ordinal()));
+                    long recorded = KwikPacketTimes.taken(sendTimes, i);
                     long sent = recorded != KwikPacketTimes.UNKNOWN ? Math.min(recorded, ackTime)
                             : times.converted(info.timeSent(), ackTime);
                     ev.addPacket(pn, sent, size);

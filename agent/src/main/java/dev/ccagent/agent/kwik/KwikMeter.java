@@ -65,14 +65,14 @@ public final class KwikMeter implements ConnectionMeter.Owner {
         }
     }
 
-    void acked(List<? extends PacketInfo> acked) {
+    /** {@code sendTimes}: the adapter's send times of {@code acked}, by index ({@link KwikPacketTimes#take}). */
+    void acked(List<? extends PacketInfo> acked, long[] sendTimes) {
         try {
             long now = System.nanoTime();
-            KwikPacketTimes times = adapter.times();
             for (int i = 0, n = acked.size(); i < n; i++) {
                 QuicPacket p = acked.get(i).packet();
                 long pn = KwikReflection.packetNumber(p);
-                long sent = times.recorded(KwikPacketTimes.key(pn, p.getPnSpace().ordinal()));
+                long sent = KwikPacketTimes.taken(sendTimes, i);
                 // a packet the table lost gives no RTT sample (Long.MIN_VALUE is the meter's "none")
                 meter.acked(pn, sent != KwikPacketTimes.UNKNOWN ? Math.min(now, sent) : Long.MIN_VALUE, p.getSize());
             }

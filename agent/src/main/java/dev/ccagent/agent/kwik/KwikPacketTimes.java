@@ -143,8 +143,38 @@ final class KwikPacketTimes {
     }
 
     /**
-     * The packets left flight (acknowledged, declared lost, discarded with their space): their entries
-     * are not needed any more. Never throws.
+     * The send times of {@code packets}, just acknowledged, looked up and forgotten in one pass:
+     * {@code into[i]} is packet i's, or {@link #UNKNOWN}. Returns {@code into}, or a larger array when
+     * it is too small (rare: an ACK of more packets than any before).
+     */
+    synchronized long[] take(List<? extends PacketInfo> packets, long[] into) {
+        int n = packets.size();
+        long[] out = into.length >= n ? into : new long[Math.max(n, 2 * into.length)];
+        for (int j = 0; j < n; j++) {
+            out[j] = UNKNOWN;
+            try {
+                long key = key(packets.get(j).packet());
+                int i = index(key, keys.length);
+                if (key >= 0 && keys[i] == key) {
+                    out[j] = times[i];
+                    keys[i] = EMPTY;
+                    occupied--;
+                }
+            } catch (Throwable ignored) {
+                // no send time for this one: it gives no RTT sample
+            }
+        }
+        return out;
+    }
+
+    /** Packet {@code i}'s send time in an answer of {@link #take}; an index beyond it has none. */
+    static long taken(long[] sendTimes, int i) {
+        return i < sendTimes.length ? sendTimes[i] : UNKNOWN;
+    }
+
+    /**
+     * The packets left flight (declared lost, discarded with their space): their entries are not
+     * needed any more. Never throws.
      */
     synchronized void forget(List<? extends PacketInfo> packets) {
         try {

@@ -2,11 +2,20 @@ package dev.ccagent.agent.kwik;
 
 import org.junit.jupiter.api.Test;
 
+import tech.kwik.core.frame.PingFrame;
+import tech.kwik.core.impl.Version;
+import tech.kwik.core.packet.PacketInfo;
+import tech.kwik.core.packet.QuicPacket;
+import tech.kwik.core.packet.ShortHeaderPacket;
+
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class KwikPacketTimesTest {
@@ -189,6 +198,30 @@ class KwikPacketTimesTest {
         assertEquals(KwikPacketTimes.UNKNOWN, full.recorded(KwikPacketTimes.key(0, APP)));
         long last = 2L * KwikPacketTimes.MAX_CAPACITY - 1;
         assertEquals(last, full.recorded(KwikPacketTimes.key(last, APP)));
+    }
+
+    @Test
+    void takeAnswersAndForgetsAnAcksPacketsInOnePass() {
+        Clocks c = new Clocks();
+        KwikPacketTimes t = c.times();
+        List<PacketInfo> ack = new ArrayList<>();
+        for (long pn = 0; pn < 20; pn++) {
+            QuicPacket p = new ShortHeaderPacket(Version.getDefault(), new byte[8], new PingFrame());
+            p.setPacketNumber(pn);
+            if (pn != 7) { // packet 7 was never registered
+                t.record(KwikPacketTimes.key(p), 1_000 + pn);
+            }
+            ack.add(new PacketInfo(Instant.EPOCH, p, lost -> { }));
+        }
+        long[] small = new long[4];
+        long[] taken = t.take(ack, small);
+        assertTrue(taken.length >= 20, "a larger array for a larger ACK");
+        for (int i = 0; i < 20; i++) {
+            assertEquals(i == 7 ? KwikPacketTimes.UNKNOWN : 1_000 + i, KwikPacketTimes.taken(taken, i));
+            assertEquals(KwikPacketTimes.UNKNOWN, t.recorded(KwikPacketTimes.key(i, APP)), "forgotten: " + i);
+        }
+        assertEquals(KwikPacketTimes.UNKNOWN, KwikPacketTimes.taken(new long[0], 0));
+        assertSame(taken, t.take(ack.subList(0, 3), taken), "a large enough array is reused");
     }
 
     @Test
