@@ -3,13 +3,14 @@ package dev.ccagent.it.kwik;
 import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.regex.Pattern;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * BENCHMARK, not part of the default test run (the class name does not end in Test): the agent's
@@ -17,64 +18,83 @@ import java.util.regex.Pattern;
  * (which runs a full GC first) on a forked server that holds N connections open.
  *
  * <p>For each configuration one server: histogram with no connection, with N idle connections
- * (handshake only), then with N more after a bulk download each. Two figures per step:
+ * (handshake only), then with N more after a bulk download each; before the first, 5 connections
+ * (with a download where the configuration has a bulk step) opened and closed again, so that the
+ * one-time costs of the first connections (classes, caches) do not count as per-connection ones. Two figures per step:
  * the bytes of {@code dev.ccagent.*} instances per connection (exact, but without the arrays our
- * objects own), and the growth of the whole heap per connection minus that of the same step on a
- * server whose agent assigns nothing ({@code cc=stock;detect=off}: no per-connection state; includes
- * those arrays; noisier: kwik's own buffers dominate). Writes
- * {@code docs/bench/heap-per-connection.csv}.
+ * objects own), and the growth of the whole heap per connection minus that of the same step on the
+ * baseline server {@code unmeasured} ({@code cc=stock;measure=off;detect=off}: the agent attached,
+ * its stream-stall fix on, and no connection wrapped; includes those arrays; noisier: kwik's own
+ * buffers, ~50 kB a connection, dominate). The baseline itself is compared, for idle connections, with
+ * {@code none}: a server without the agent (no bulk step there: unpatched kwik's own stream-send race
+ * stalls downloads). The other configurations run the agent's defaults ({@code measure=on},
+ * {@code detect=on}): {@code stock} is {@code cc=stock}, every connection on kwik's NewReno and
+ * measured; {@code stock-measure} and {@code stock-detect} the same with {@code detect=off} and with
+ * {@code measure=off}; the rest are {@code cc=<name>}. Writes {@code docs/bench/heap-per-connection.csv}.
  *
  * <pre>mvn -B verify -pl integration-tests -am -Dtest=KwikHeapBench -Dsurefire.failIfNoSpecifiedTests=false
- *     [-Dbench.connections=100] [-Dbench.bytes=1000000] [-Dbench.configs=stock,newreno,... (stock first)]</pre>
+ *     [-Dbench.connections=100] [-Dbench.bytes=500000] [-Dbench.runs=1]
+ *     [-Dbench.configs=none,unmeasured,stock,newreno,... (unmeasured before the rest)]</pre>
  */
 class KwikHeapBench {
 
-    private static final Pattern HOLDING = Pattern.compile("^HOLDING (\\d+)");
+    private static final String BASELINE = "unmeasured";
+    private static final int WARM_UP = 5;
 
     @Test
     void heapPerConnection() throws Exception {
         int n = Integer.getInteger("bench.connections", 100);
-        long bytes = Long.getLong("bench.bytes", 1_000_000L);
+        long bytes = Long.getLong("bench.bytes", 500_000L);
+        int runs = Integer.getInteger("bench.runs", 1);
         Path dir = KwikIt.workDir("heap-bench");
-        String[] configs = System.getProperty("bench.configs", "stock,newreno,cubic,reno-hbdp,bbr1,bbr3").split(",");
+        String[] configs = System.getProperty("bench.configs",
+                "none,unmeasured,stock-measure,stock-detect,stock,newreno,cubic,reno-hbdp,bbr1,bbr3").split(",");
         List<String> rows = new ArrayList<>();
-        rows.add("algorithm,connections,bulk_bytes,step,agent_instance_bytes_per_conn,heap_growth_per_conn,"
-                + "heap_growth_minus_stock_per_conn,load_average");
-        double[] stockGrowth = new double[2];
-        for (String alg : configs) {
-            // the baseline runs the agent too (its classes and static state, and the stream-stall fix
-            // without which a held download may stall), but assigns nothing: no per-connection state
-            String label = alg;
-            String args = "cc=" + alg + ";detect=off;log=warn;fix.kwik-stream-stall=on";
-            try (KwikIt.Server server = SafetyIt.startServer(dir, "server-" + label, args, List.of(),
-                    "--idle-seconds", "600")) {
-                long pid = server.jvm.pid();
-                String h0 = ForkedJvm.jcmd(pid, "GC.class_histogram");
-                long[] total = {total(h0), 0, 0};
-                long[] agent = {SafetyIt.bytesOf(h0, "dev.ccagent."), 0, 0};
-                try (ForkedJvm idle = hold(dir, "idle-" + label, server.port, n, 0)) {
-                    String h1 = ForkedJvm.jcmd(pid, "GC.class_histogram");
-                    total[1] = total(h1);
-                    agent[1] = SafetyIt.bytesOf(h1, "dev.ccagent.");
-                    try (ForkedJvm bulk = hold(dir, "bulk-" + label, server.port, n, bytes)) {
-                        String h2 = ForkedJvm.jcmd(pid, "GC.class_histogram");
-                        total[2] = total(h2);
-                        agent[2] = SafetyIt.bytesOf(h2, "dev.ccagent.");
+        rows.add("config,agent_args,connections,bulk_bytes,step,agent_instance_bytes_per_conn,heap_growth_per_conn,"
+                + "heap_growth_minus_unmeasured_per_conn,load_average,run");
+        for (int run = 1; run <= runs; run++) {
+            double[] baseGrowth = {Double.NaN, Double.NaN};
+            for (String config : configs) {
+                String args = agentArgs(config);
+                boolean bulkStep = args != null;
+                try (KwikIt.Server server = SafetyIt.startServer(dir, "server-" + config + "-" + run, args, List.of(),
+                        "--idle-seconds", "600")) {
+                    long pid = server.jvm.pid();
+                    // first connections load classes and fill one-time caches (kwik's, the JDK's, ours):
+                    // a few, closed again, before the first histogram keep that out of the per-connection figures
+                    try (ForkedJvm warm = SafetyIt.hold(dir, "warm-" + config + "-" + run, server.port, WARM_UP,
+                            bulkStep ? bytes : 0)) {
+                        warm.closeStdin();
+                        warm.waitFor(Duration.ofSeconds(60));
                     }
-                }
-                String load = String.format("%.2f", java.lang.management.ManagementFactory.getOperatingSystemMXBean()
-                        .getSystemLoadAverage());
-                for (int step = 1; step <= 2; step++) {
-                    double perAgent = (agent[step] - agent[step - 1]) / (double) n;
-                    double growth = (total[step] - total[step - 1]) / (double) n;
-                    if (alg.equals("stock")) {
-                        stockGrowth[step - 1] = growth;
+                    Thread.sleep(3000); // kwik forgets a closed connection after its draining period
+                    String[] h = new String[3];
+                    h[0] = ForkedJvm.jcmd(pid, "GC.class_histogram");
+                    try (ForkedJvm idle = SafetyIt.hold(dir, "idle-" + config + "-" + run, server.port, n, 0)) {
+                        h[1] = ForkedJvm.jcmd(pid, "GC.class_histogram");
+                        if (bulkStep) {
+                            try (ForkedJvm bulk = SafetyIt.hold(dir, "bulk-" + config + "-" + run, server.port, n, bytes)) {
+                                h[2] = ForkedJvm.jcmd(pid, "GC.class_histogram");
+                            }
+                        }
                     }
-                    double minusStock = growth - stockGrowth[step - 1];
-                    String row = String.format("%s,%d,%d,%s,%.0f,%.0f,%.0f,%s", label, n, step == 1 ? 0 : bytes,
-                            step == 1 ? "idle" : "after-bulk", perAgent, growth, alg.equals("stock") ? 0 : minusStock, load);
-                    rows.add(row);
-                    System.out.println("[bench] " + row);
+                    String load = String.format("%.2f", java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                            .getSystemLoadAverage());
+                    for (int step = 1; step <= (bulkStep ? 2 : 1); step++) {
+                        double perAgent = (SafetyIt.agentBytes(h[step]) - SafetyIt.agentBytes(h[step - 1])) / (double) n;
+                        double growth = (SafetyIt.heapTotal(h[step]) - SafetyIt.heapTotal(h[step - 1])) / (double) n;
+                        if (config.equals(BASELINE)) {
+                            baseGrowth[step - 1] = growth;
+                        }
+                        String row = String.format("%s,%s,%d,%d,%s,%.0f,%.0f,%.0f,%s,%d", config,
+                                args == null ? "(no agent)" : args.replace(',', ' '), n, step == 1 ? 0 : bytes,
+                                step == 1 ? "idle" : "after-bulk", perAgent, growth,
+                                growth - baseGrowth[step - 1], load, run);
+                        rows.add(row);
+                        System.out.println("[bench] " + row);
+                        System.out.println("[bench]   largest per-connection growth by class, " + config + " "
+                                + (step == 1 ? "idle" : "after-bulk") + ": " + topGrowth(h[step - 1], h[step], n));
+                    }
                 }
             }
         }
@@ -86,31 +106,41 @@ class KwikHeapBench {
         }
     }
 
-    private static ForkedJvm hold(Path dir, String name, int port, int n, long bytes)
-            throws IOException, InterruptedException {
-        ForkedJvm jvm = ForkedJvm.builder(name, HoldClient.class.getName())
-                .classPath(SafetyIt.classPath()).dir(dir)
-                .jvmArgs("-Xmx1g", "-XX:+UseSerialGC")
-                .javaagent(KwikIt.agentJar(), "fix.kwik-stream-stall=on;log=warn")
-                .args(Integer.toString(port), Integer.toString(n), Long.toString(bytes))
-                .start();
-        try {
-            jvm.awaitLine(HOLDING, Duration.ofSeconds(600));
-            Thread.sleep(1000);
-            return jvm;
-        } catch (IOException | InterruptedException | RuntimeException e) {
-            jvm.close();
-            throw e;
+    /** The agent's arguments of a configuration; null for a server without the agent. */
+    static String agentArgs(String config) {
+        switch (config) {
+            case "none":
+                return null;
+            case BASELINE:
+                return "cc=stock;measure=off;detect=off;log=warn;fix.kwik-stream-stall=on";
+            case "stock-measure": // measured, no send-loop counters
+                return "cc=stock;detect=off;log=warn;fix.kwik-stream-stall=on";
+            case "stock-detect": // send-loop counters and the spin detector, not measured
+                return "cc=stock;measure=off;log=warn;fix.kwik-stream-stall=on";
+            default:
+                return "cc=" + config + ";log=warn;fix.kwik-stream-stall=on";
         }
     }
 
-    private static long total(String histogram) {
+    /** The 12 classes whose bytes grew most between two histograms, per connection. */
+    private static String topGrowth(String before, String after, int n) {
+        Map<String, Long> b = byClass(before);
+        Map<String, Long> grown = new TreeMap<>();
+        byClass(after).forEach((cls, bytes) -> grown.put(cls, bytes - b.getOrDefault(cls, 0L)));
+        StringBuilder sb = new StringBuilder();
+        grown.entrySet().stream().sorted((x, y) -> Long.compare(y.getValue(), x.getValue())).limit(12)
+                .forEach(e -> sb.append(e.getKey()).append('=').append(e.getValue() / n).append(" B "));
+        return sb.toString().trim();
+    }
+
+    private static Map<String, Long> byClass(String histogram) {
+        Map<String, Long> m = new LinkedHashMap<>();
         for (String line : histogram.split("\n")) {
             String[] f = line.trim().split("\\s+");
-            if (f.length == 3 && f[0].equals("Total")) {
-                return Long.parseLong(f[2]);
+            if (f.length >= 4 && f[0].endsWith(":")) {
+                m.merge(f[3], Long.parseLong(f[2]), Long::sum);
             }
         }
-        throw new IllegalStateException("no Total line in\n" + histogram);
+        return m;
     }
 }

@@ -101,4 +101,43 @@ final class SafetyIt {
         }
         return n;
     }
+
+    private static final java.util.regex.Pattern HOLDING = java.util.regex.Pattern.compile("^HOLDING (\\d+)");
+
+    /**
+     * A {@link HoldClient} that opened {@code n} connections to {@code port} (with a download of
+     * {@code bytes} each, 0 for none) and holds them open until it is closed.
+     */
+    static ForkedJvm hold(Path dir, String name, int port, int n, long bytes) throws IOException, InterruptedException {
+        ForkedJvm jvm = ForkedJvm.builder(name, HoldClient.class.getName())
+                .classPath(classPath()).dir(dir)
+                .jvmArgs("-Xmx1g", "-XX:+UseSerialGC")
+                .javaagent(KwikIt.agentJar(), "fix.kwik-stream-stall=on;log=warn")
+                .args(Integer.toString(port), Integer.toString(n), Long.toString(bytes))
+                .start();
+        try {
+            jvm.awaitLine(HOLDING, java.time.Duration.ofSeconds(600));
+            Thread.sleep(1000);
+            return jvm;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            jvm.close();
+            throw e;
+        }
+    }
+
+    /** The agent's instances in a histogram: {@code dev.ccagent.*} without the test apps' ({@code dev.ccagent.it.*}). */
+    static long agentBytes(String histogram) {
+        return bytesOf(histogram, "dev.ccagent.") - bytesOf(histogram, "dev.ccagent.it.");
+    }
+
+    /** The histogram's Total bytes. */
+    static long heapTotal(String histogram) {
+        for (String line : histogram.split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length == 3 && f[0].equals("Total")) {
+                return Long.parseLong(f[2]);
+            }
+        }
+        throw new IllegalStateException("no Total line in\n" + histogram);
+    }
 }
