@@ -43,7 +43,8 @@ public final class AgentArgs {
 
     static {
         Map<String, String> k = new LinkedHashMap<>();
-        k.put("cc", "default algorithm for new connections: " + String.join("|", Algorithms.names()) + "|stock");
+        k.put("cc", "default algorithm for new connections: " + String.join("|", Algorithms.names()) + "|stock"
+                + " (stock: the library's own; still measured and watched unless measure=off and detect=off)");
         k.put("canary", "ALGO:PCT%[,ALGO:PCT%...] share of new connections per algorithm, e.g. bbr3:10%");
         k.put("canary.salt", "secret per deployment that keys the canary hash, so clients cannot choose their arm"
                 + " (default none: arms recomputable from connection ids alone; see docs/safety-control.md)");
