@@ -5,9 +5,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -60,14 +58,7 @@ class KwikHeapBench {
                 try (KwikIt.Server server = SafetyIt.startServer(dir, "server-" + config + "-" + run, args, List.of(),
                         "--idle-seconds", "600")) {
                     long pid = server.jvm.pid();
-                    // first connections load classes and fill one-time caches (kwik's, the JDK's, ours):
-                    // a few, closed again, before the first histogram keep that out of the per-connection figures
-                    try (ForkedJvm warm = SafetyIt.hold(dir, "warm-" + config + "-" + run, server.port, WARM_UP,
-                            bulkStep ? bytes : 0)) {
-                        warm.closeStdin();
-                        warm.waitFor(Duration.ofSeconds(60));
-                    }
-                    Thread.sleep(3000); // kwik forgets a closed connection after its draining period
+                    SafetyIt.warmUp(dir, "warm-" + config + "-" + run, server.port, WARM_UP, bulkStep ? bytes : 0);
                     String[] h = new String[3];
                     h[0] = ForkedJvm.jcmd(pid, "GC.class_histogram");
                     try (ForkedJvm idle = SafetyIt.hold(dir, "idle-" + config + "-" + run, server.port, n, 0)) {
@@ -124,23 +115,12 @@ class KwikHeapBench {
 
     /** The 12 classes whose bytes grew most between two histograms, per connection. */
     private static String topGrowth(String before, String after, int n) {
-        Map<String, Long> b = byClass(before);
+        Map<String, Long> b = SafetyIt.bytesByClass(before);
         Map<String, Long> grown = new TreeMap<>();
-        byClass(after).forEach((cls, bytes) -> grown.put(cls, bytes - b.getOrDefault(cls, 0L)));
+        SafetyIt.bytesByClass(after).forEach((cls, bytes) -> grown.put(cls, bytes - b.getOrDefault(cls, 0L)));
         StringBuilder sb = new StringBuilder();
         grown.entrySet().stream().sorted((x, y) -> Long.compare(y.getValue(), x.getValue())).limit(12)
                 .forEach(e -> sb.append(e.getKey()).append('=').append(e.getValue() / n).append(" B "));
         return sb.toString().trim();
-    }
-
-    private static Map<String, Long> byClass(String histogram) {
-        Map<String, Long> m = new LinkedHashMap<>();
-        for (String line : histogram.split("\n")) {
-            String[] f = line.trim().split("\\s+");
-            if (f.length >= 4 && f[0].endsWith(":")) {
-                m.merge(f[3], Long.parseLong(f[2]), Long::sum);
-            }
-        }
-        return m;
     }
 }

@@ -41,12 +41,7 @@ class KwikStockMemoryTest {
         try (KwikIt.Server server = SafetyIt.startServer(dir, "server-" + name, agentArgs, List.of(),
                 "--idle-seconds", "600")) {
             long pid = server.jvm.pid();
-            // the first connections load classes and fill one-time caches: opened and closed before the reading
-            try (ForkedJvm warm = SafetyIt.hold(dir, "warm-" + name, server.port, 5, 0)) {
-                warm.closeStdin();
-                warm.waitFor(java.time.Duration.ofSeconds(60));
-            }
-            Thread.sleep(3000); // kwik forgets a closed connection after its draining period
+            SafetyIt.warmUp(dir, "warm-" + name, server.port, 5, 0);
             long before = SafetyIt.agentBytes(ForkedJvm.jcmd(pid, "GC.class_histogram"));
             try (ForkedJvm idle = SafetyIt.hold(dir, "idle-" + name, server.port, CONNECTIONS, 0)) {
                 return SafetyIt.agentBytes(ForkedJvm.jcmd(pid, "GC.class_histogram")) - before;

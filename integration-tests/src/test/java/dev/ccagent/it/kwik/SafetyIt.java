@@ -75,13 +75,24 @@ final class SafetyIt {
     /** Bytes of all instances of classes whose name starts with {@code prefix}. */
     static long bytesOf(String histogram, String prefix) {
         long sum = 0;
-        for (String line : histogram.split("\n")) {
-            String[] f = line.trim().split("\\s+");
-            if (f.length >= 4 && f[3].startsWith(prefix) && f[0].endsWith(":")) {
-                sum += Long.parseLong(f[2]);
+        for (java.util.Map.Entry<String, Long> e : bytesByClass(histogram).entrySet()) {
+            if (e.getKey().startsWith(prefix)) {
+                sum += e.getValue();
             }
         }
         return sum;
+    }
+
+    /** Bytes of each class's instances (a class name can occur once per loader: summed). */
+    static java.util.Map<String, Long> bytesByClass(String histogram) {
+        java.util.Map<String, Long> m = new java.util.LinkedHashMap<>();
+        for (String line : histogram.split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length >= 4 && f[0].endsWith(":")) {
+                m.merge(f[3], Long.parseLong(f[2]), Long::sum);
+            }
+        }
+        return m;
     }
 
     /** Starts the JVM's local JMX agent through the Attach API; returns its connector address. */
@@ -123,6 +134,19 @@ final class SafetyIt {
             jvm.close();
             throw e;
         }
+    }
+
+    /**
+     * Opens {@code n} connections (with a download of {@code bytes} each, 0 for none), closes them and
+     * waits out kwik's draining period: the first connections' one-time costs (classes loaded, caches
+     * filled) are paid before a reading that counts per-connection ones.
+     */
+    static void warmUp(Path dir, String name, int port, int n, long bytes) throws IOException, InterruptedException {
+        try (ForkedJvm warm = hold(dir, name, port, n, bytes)) {
+            warm.closeStdin();
+            warm.waitFor(java.time.Duration.ofSeconds(60));
+        }
+        Thread.sleep(3000); // kwik forgets a closed connection after its draining period
     }
 
     /** The agent's instances in a histogram: {@code dev.ccagent.*} without the test apps' ({@code dev.ccagent.it.*}). */
