@@ -822,7 +822,7 @@ public final class QuicBenchmarks {
         long bytes = overheadBytes;
         String[][] variants = {
             {"no agent", null},
-            {"agent, cc=stock, detect=off (stall fix only)", "cc=stock;detect=off;fix.kwik-stream-stall=on"},
+            {"agent, cc=stock, detect=off (stall fix; still measured: measure=on)", "cc=stock;detect=off;fix.kwik-stream-stall=on"},
             {"agent, cc=stock (detection on)", "cc=stock;fix.kwik-stream-stall=on"},
             {"agent, cc=stock + jfr=", "cc=stock;fix.kwik-stream-stall=on;jfr=" + work.resolve("overhead.jfr")},
         };
