@@ -19,7 +19,9 @@ import java.util.Map;
  * wake-up counters cannot see (no extra wake-ups, no send time in the past). Healthy NewReno for the
  * first {@code healthy-packets} data packets; then every data packet sent costs the sender thread
  * {@code burn-ms} of CPU time in {@link Controller#burn} (bounded by four times that in wall time), so
- * the connection crawls at a dozen kB per CPU second while its thread stays on the CPU.
+ * the connection crawls at a dozen kB per CPU second while its thread stays on the CPU; with
+ * {@code spin-packets} above 0 only that many (retransmissions included), then it is healthy again (a spin of
+ * bounded length, so that a test can have many).
  */
 public final class BusySpin implements AlgorithmProvider {
 
@@ -29,8 +31,9 @@ public final class BusySpin implements AlgorithmProvider {
     public List<AlgorithmDescriptor> algorithms() {
         return List.of(new AlgorithmDescriptor(NAME, "TEST ONLY: burns the sender's CPU on every data packet",
                 List.of(OptionSpec.integer("healthy-packets", 0, 1_000_000, "20", "data packets before the loop starts"),
-                        OptionSpec.integer("burn-ms", 1, 1_000, "100", "CPU time burned per data packet")),
-                o -> new Controller((int) o.getLong("healthy-packets"), o.getLong("burn-ms") * 1_000_000L,
+                        OptionSpec.integer("burn-ms", 1, 1_000, "100", "CPU time burned per data packet"),
+                        OptionSpec.integer("spin-packets", 0, 1_000_000, "0", "data packets that burn, then healthy again (0: all)")),
+                o -> new Controller((int) o.getLong("healthy-packets"), o.getLong("burn-ms") * 1_000_000L, o.getLong("spin-packets"),
                         Algorithms.create("newreno", Map.of("mss", Integer.toString(o.mss()), "pacing", "off")))));
     }
 
@@ -38,13 +41,15 @@ public final class BusySpin implements AlgorithmProvider {
         private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
         private final int healthy;
         private final long burnNanos;
+        private final long spinPackets;
         private final CongestionController inner;
         private long dataPackets;
         private long sink;
 
-        Controller(int healthy, long burnNanos, CongestionController inner) {
+        Controller(int healthy, long burnNanos, long spinPackets, CongestionController inner) {
             this.healthy = healthy;
             this.burnNanos = burnNanos;
+            this.spinPackets = spinPackets;
             this.inner = inner;
         }
 
@@ -53,7 +58,7 @@ public final class BusySpin implements AlgorithmProvider {
         @Override
         public void onPacketSent(long t, long pn, int bytes, long inFlight, boolean ackEliciting) {
             inner.onPacketSent(t, pn, bytes, inFlight, ackEliciting);
-            if (bytes >= 1000 && ++dataPackets > healthy) {
+            if (bytes >= 1000 && ++dataPackets > healthy && (spinPackets == 0 || dataPackets <= healthy + spinPackets)) {
                 burn();
             }
         }
