@@ -197,6 +197,21 @@ public final class ForkedJvm implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until {@code text} appears in stdout or stderr (the agent logs to stderr); returns
+     * {@link System#nanoTime()} at that moment, or -1 when the timeout passes first.
+     */
+    public long awaitOutput(String text, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (stdout().contains(text) || stderr().contains(text)) {
+                return System.nanoTime();
+            }
+            Thread.sleep(50);
+        }
+        return -1;
+    }
+
     /** Waits for the exit; returns the status, or throws (after killing it) when the timeout passes. */
     public int waitFor(Duration timeout) throws IOException, InterruptedException {
         if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {

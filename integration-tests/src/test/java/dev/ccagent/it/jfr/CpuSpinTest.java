@@ -103,19 +103,6 @@ class CpuSpinTest {
                 .start();
     }
 
-    /** Waits for a line in the server's output (stdout and stderr: the agent logs to stderr). */
-    static long awaitLog(ForkedJvm jvm, String text, long timeoutMillis) throws Exception {
-        long start = System.nanoTime();
-        long deadline = start + timeoutMillis * 1_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (jvm.stdout().contains(text) || jvm.stderr().contains(text)) {
-                return System.nanoTime();
-            }
-            Thread.sleep(50);
-        }
-        return -1;
-    }
-
     static String log(ForkedJvm jvm) {
         return jvm.stdout() + jvm.stderr();
     }
@@ -151,7 +138,7 @@ class CpuSpinTest {
             client.awaitLine(Pattern.compile("^paused"), Duration.ofSeconds(60));
             long pausedAt = System.nanoTime();
             long cpu0 = server.cpuTime().orElseThrow().toNanos();
-            long detected = awaitLog(server, "CPU spin on kwik connection", 20_000);
+            long detected = server.awaitOutput("CPU spin on kwik connection", Duration.ofSeconds(20));
             assertTrue(detected > 0, "a CPU spin was flagged" + server.describe());
             long after = (detected - pausedAt) / 1_000_000;
             System.out.println("kwik 0.10.3 spin flagged " + after + " ms after the client stopped reading");
@@ -174,7 +161,7 @@ class CpuSpinTest {
             var answered = client.awaitLine(Pattern.compile("^answered (\\d+) (\\w+)"), Duration.ofSeconds(90));
             assertEquals(ANSWER, Long.parseLong(answered.group(1)), "the whole answer arrived");
             assertEquals("ok", answered.group(2), "the answer is intact (pattern checked by the client)");
-            assertTrue(awaitLog(server, "ended (progress)", 15_000) > 0, "the episode ended when data flowed again"
+            assertTrue(server.awaitOutput("ended (progress)", Duration.ofSeconds(15)) > 0, "the episode ended when data flowed again"
                     + server.describe());
             System.out.printf("server CPU while the client did not read: %.1f s in %.1f s%n", cpuDuringPause / 1e9,
                     pausedFor / 1e9);
@@ -239,12 +226,12 @@ class CpuSpinTest {
         try (ForkedJvm server = server("old-server-2", oldKwikClassPath(), "jfr=" + rec, ANSWER);
              ForkedJvm client = stallingClient("closing-client", port("old-server-2"), 64 * 1024, 4_000, "close")) {
             client.awaitLine(Pattern.compile("^paused"), Duration.ofSeconds(60));
-            assertTrue(awaitLog(server, "CPU spin on kwik connection", 20_000) > 0, server.describe());
+            assertTrue(server.awaitOutput("CPU spin on kwik connection", Duration.ofSeconds(20)) > 0, server.describe());
             client.awaitLine(Pattern.compile("^closed"), Duration.ofSeconds(60));
             // the episode ends when kwik's connection closes: on the client's CONNECTION_CLOSE, or, when the server
             // never processes it (sent once, on loopback, to a server whose sender burns a core; CI once waited 20 s
             // in vain), at the server's 30 s idle timeout
-            assertTrue(awaitLog(server, "ended (", 45_000) > 0, "the episode ended" + server.describe());
+            assertTrue(server.awaitOutput("ended (", Duration.ofSeconds(45)) > 0, "the episode ended" + server.describe());
             server.closeStdin();
             assertEquals(0, server.waitFor(Duration.ofSeconds(60)));
             serverLog = log(server);
@@ -262,7 +249,7 @@ class CpuSpinTest {
         try (ForkedJvm server = server("old-server-3", oldKwikClassPath(), "jfr=" + rec, ANSWER);
              ForkedJvm client = stallingClient("never-reading-client", port("old-server-3"), 64 * 1024, 120_000, "close")) {
             client.awaitLine(Pattern.compile("^paused"), Duration.ofSeconds(60));
-            assertTrue(awaitLog(server, "CPU spin on kwik connection", 20_000) > 0, server.describe());
+            assertTrue(server.awaitOutput("CPU spin on kwik connection", Duration.ofSeconds(20)) > 0, server.describe());
             // the exit's event holds the episode as of its latest 1 s tick: 2.5 s leave the tick 1 s after the
             // detection 1.5 s to come late, the one after it 0.5 s (1.5 s until 2026-12-04 left one tick 0.5 s)
             Thread.sleep(2_500);

@@ -1,27 +1,19 @@
 package dev.ccagent.it.kwik;
 
 import dev.ccagent.it.emulator.LinkEmulator;
-import dev.ccagent.it.emulator.LinkProfile;
 import dev.ccagent.it.jfr.BusySpin;
 import dev.ccagent.jfr.EventFields;
-import dev.ccagent.jfr.EventNames;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 
@@ -70,10 +62,10 @@ class KwikGuardSpinTest {
      * 1/4, then a later batch with one; 4e-6 with 12 batches).
      */
     static final int MAX_BATCHES = 14;
-    static final String ARGS = "cc=stock;canary=" + BusySpin.NAME + ":25%;guard=on;opt." + BusySpin.NAME
+    static final int CANARY_PERCENT = 25;
+    static final String ARGS = "cc=stock;canary=" + BusySpin.NAME + ":" + CANARY_PERCENT + "%;guard=on;opt." + BusySpin.NAME
             + ".healthy-packets=" + HEALTHY_PACKETS + ";opt." + BusySpin.NAME + ".spin-packets=" + SPIN_PACKETS
             + ";fix.kwik-stream-stall=on";
-    static final long RTT_NANOS = 20_000_000L;
 
     @Test
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
@@ -86,12 +78,12 @@ class KwikGuardSpinTest {
         List<Matcher> after = new ArrayList<>();
         String serverErr;
         try (KwikIt.Server server = KwikIt.awaitPort(KwikGuardTest.startServer(dir, ARGS, first))) {
-            LinkProfile down = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).bufferBdp(1, RTT_NANOS).build();
-            LinkProfile up = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).build();
-            try (LinkEmulator emulator = LinkEmulator.start(new InetSocketAddress("127.0.0.1", server.port), up, down, 17)) {
+            try (LinkEmulator emulator = KwikGuardTest.link(server.port, 0, 17)) {
                 downloadUntilRolledBack(dir, "first", server, emulator.port(), 1, before);
                 KwikDetachTest.jmxDetach(server.jvm.pid());
-                awaitLine(server, "JFR recording written to " + first);
+                String written = "JFR recording written to " + first;
+                assertTrue(server.jvm.awaitOutput(written, Duration.ofSeconds(30)) > 0, "'" + written + "' not logged:\n"
+                        + server.jvm.describe());
                 KwikIt.attach(server.jvm.pid(), ARGS + ";jfr=" + second);
                 downloadUntilRolledBack(dir, "second", server, emulator.port(), 2, after);
             }
@@ -99,7 +91,7 @@ class KwikGuardSpinTest {
             assertEquals(0, server.jvm.waitFor(Duration.ofSeconds(60)), server.jvm.describe());
             serverErr = server.jvm.stderr();
         }
-        assertEquals(2, serverErr.lines().filter(l -> l.contains("guard: rolled back")).count(),
+        assertEquals(2, KwikGuardTest.rollbackLines(serverErr),
                 "one rollback per attach, each with its log line:\n" + serverErr);
 
         Verdict v1 = judge("first attach", RecordingFile.readAllEvents(first), before);
@@ -127,7 +119,7 @@ class KwikGuardSpinTest {
             List<Matcher> results) throws Exception {
         int canaryAfter = 0;
         for (int batch = 0; batch < MAX_BATCHES && canaryAfter < 1; batch++) {
-            boolean rolledBack = server.jvm.stderr().lines().filter(l -> l.contains("guard: rolled back")).count() >= rollbacks;
+            boolean rolledBack = KwikGuardTest.rollbackLines(server.jvm.stderr()) >= rollbacks;
             KwikIt.ClientRun run = KwikIt.runClient(dir, name + "-" + batch, null, Duration.ofSeconds(180),
                     "--port", Integer.toString(port), "--mode", "down", "--bytes", Long.toString(BYTES),
                     "--connections", Integer.toString(BATCH), "--parallel", "1", "--seed", Integer.toString(900 + batch));
@@ -142,50 +134,23 @@ class KwikGuardSpinTest {
                 }
             }
         }
-        assertTrue(canaryAfter >= 1, "rollbacks logged " + server.jvm.stderr().lines().filter(l -> l.contains("guard: rolled back"))
-                .count() + " of " + rollbacks + ", and no canary connection after the latest, in " + MAX_BATCHES
+        assertTrue(canaryAfter >= 1, "rollbacks logged " + KwikGuardTest.rollbackLines(server.jvm.stderr()) + " of " + rollbacks + ", and no canary connection after the latest, in " + MAX_BATCHES
                 + " batches:\n" + server.jvm.describe());
     }
 
-    /** The selector's arm for a connection (the jar's registry lacks the test-only algorithm: a known one stands in). */
+    /** The selector's arm and algorithm for a connection of {@link #ARGS}'s split. */
     static String[] predicted(String odcid) throws Exception {
-        String[] arm = AgentJar.predictArm("cc=stock;canary=cubic:25%", HexFormat.of().parseHex(odcid));
-        arm[1] = arm[0].equals("canary") ? BusySpin.NAME : "stock";
-        return arm;
+        return KwikGuardTest.predictArm(odcid, CANARY_PERCENT, BusySpin.NAME);
     }
 
     /**
      * One recording: a single rollback on the CPU spin metric against the spin test's own figures, spins on the
      * canary's connections only, the selector's split before the rollback and the default arm after it.
      */
-    static Verdict judge(String when, List<RecordedEvent> events, List<Matcher> results) throws Exception {
-        List<RecordedEvent> rollbacks = new ArrayList<>();
-        Map<String, RecordedEvent> assigned = new HashMap<>();
-        Map<String, RecordedEvent> closed = new HashMap<>();
-        Set<String> spinning = new HashSet<>();
-        Map<String, Instant> firstSpin = new HashMap<>();
-        for (RecordedEvent e : events) {
-            switch (e.getEventType().getName()) {
-                case EventNames.CANARY_ROLLED_BACK -> rollbacks.add(e);
-                case EventNames.CPU_SPIN -> {
-                    spinning.add(e.getString(EventFields.CONNECTION_ID));
-                    firstSpin.merge(e.getString(EventFields.CONNECTION_ID), e.getStartTime(), (x, y) -> x.isBefore(y) ? x : y);
-                }
-                case EventNames.ALGORITHM_ASSIGNED -> {
-                    if (e.getString(EventFields.ROLE).equals("server")) {
-                        assigned.put(e.getString(EventFields.CONNECTION_ID), e);
-                    }
-                }
-                case EventNames.CONNECTION_SUMMARY -> {
-                    if (e.getString(EventFields.TRIGGER).equals("close") && e.getString(EventFields.ROLE).equals("server")) {
-                        closed.put(e.getString(EventFields.CONNECTION_ID), e);
-                    }
-                }
-                default -> { }
-            }
-        }
-        assertEquals(1, rollbacks.size(), when + ": CanaryRolledBack events " + rollbacks);
-        RecordedEvent rb = rollbacks.get(0);
+    static Verdict judge(String when, List<RecordedEvent> recorded, List<Matcher> results) throws Exception {
+        KwikGuardTest.GuardEvents events = KwikGuardTest.GuardEvents.of(recorded);
+        assertEquals(1, events.rollbacks().size(), when + ": CanaryRolledBack events " + events.rollbacks());
+        RecordedEvent rb = events.rollbacks().get(0);
         System.out.println("[it] guard spin, " + when + ": " + rb.getString(EventFields.EVIDENCE));
 
         assertEquals(BusySpin.NAME, rb.getString(EventFields.CANARY_ALGORITHM), rb.toString());
@@ -200,9 +165,9 @@ class KwikGuardSpinTest {
         List<Double> flagged = new ArrayList<>();
         for (Matcher m : results) {
             String id = m.group(2);
-            RecordedEvent a = assigned.get(id);
+            RecordedEvent a = events.assigned().get(id);
             assertNotNull(a, when + ": no AlgorithmAssigned for " + id);
-            RecordedEvent s = closed.get(id);
+            RecordedEvent s = events.closed().get(id);
             assertNotNull(s, when + ": no close summary for " + id);
             String[] arm = predicted(id);
             if (a.getStartTime().isBefore(at)) {
@@ -213,11 +178,12 @@ class KwikGuardSpinTest {
             }
             if (a.getString(EventFields.ALGORITHM).equals("stock")) {
                 assertEquals("stock", s.getString(EventFields.CONTROLLER), when + ": kwik's own controller on " + id);
-                assertTrue(!spinning.contains(id), when + ": a CPU spin on the baseline connection " + id);
+                assertTrue(!events.firstSpin().containsKey(id), when + ": a CPU spin on the baseline connection " + id);
             } else if (a.getStartTime().isBefore(at)) {
                 // every canary connection spins (4.5 s of CPU against the detector's 2 s window)
-                assertTrue(spinning.contains(id), when + ": no CPU spin on the canary connection " + id);
-                flagged.add(Duration.between(a.getStartTime(), firstSpin.get(id)).toNanos() / 1e9);
+                Instant spin = events.firstSpin().get(id);
+                assertNotNull(spin, when + ": no CPU spin on the canary connection " + id);
+                flagged.add(Duration.between(a.getStartTime(), spin).toNanos() / 1e9);
                 spinningBefore++;
             }
         }
@@ -231,13 +197,5 @@ class KwikGuardSpinTest {
         assertTrue(spinningBefore >= rb.getLong(EventFields.WORSE_TRIALS) && spinningBefore <= 7, when + ": "
                 + spinningBefore + " spinning canary connections, " + rb);
         return new Verdict(spinningBefore, rb.getLong(EventFields.TRIALS));
-    }
-
-    static void awaitLine(KwikIt.Server server, String line) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!server.jvm.stderr().contains(line) && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-        }
-        assertTrue(server.jvm.stderr().contains(line), "'" + line + "' not logged:\n" + server.jvm.describe());
     }
 }

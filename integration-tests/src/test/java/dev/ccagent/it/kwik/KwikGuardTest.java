@@ -67,28 +67,9 @@ class KwikGuardTest {
         Run r = run("guard", args, 0, CONNECTIONS, FLOOD_BYTES);
         KwikIt.ClientRun run = r.client;
         String serverErr = r.serverErr;
-        List<RecordedEvent> events = r.events;
-        List<RecordedEvent> rollbacks = new ArrayList<>();
-        Map<String, RecordedEvent> assigned = new HashMap<>();
-        Map<String, RecordedEvent> summaries = new HashMap<>();
-        for (RecordedEvent e : events) {
-            switch (e.getEventType().getName()) {
-                case EventNames.CANARY_ROLLED_BACK -> rollbacks.add(e);
-                case EventNames.ALGORITHM_ASSIGNED -> {
-                    if (e.getString(EventFields.ROLE).equals("server")) {
-                        assigned.put(e.getString(EventFields.CONNECTION_ID), e);
-                    }
-                }
-                case EventNames.CONNECTION_SUMMARY -> {
-                    if (e.getString(EventFields.TRIGGER).equals("close") && e.getString(EventFields.ROLE).equals("server")) {
-                        summaries.put(e.getString(EventFields.CONNECTION_ID), e);
-                    }
-                }
-                default -> { }
-            }
-        }
-        assertEquals(1, rollbacks.size(), "CanaryRolledBack events: " + rollbacks);
-        RecordedEvent rb = rollbacks.get(0);
+        GuardEvents events = GuardEvents.of(r.events);
+        assertEquals(1, events.rollbacks.size(), "CanaryRolledBack events: " + events.rollbacks);
+        RecordedEvent rb = events.rollbacks.get(0);
         System.out.println("[it] guard: " + rb.getString(EventFields.EVIDENCE));
         assertEquals(FaultyFlood.NAME, rb.getString(EventFields.CANARY_ALGORITHM));
         assertEquals("stock", rb.getString(EventFields.BASELINE_ALGORITHM));
@@ -104,8 +85,7 @@ class KwikGuardTest {
                 && rb.getLong(EventFields.WORSE_TRIALS) <= rb.getLong(EventFields.TRIALS), rb.toString());
         assertTrue(rb.getDouble(EventFields.E_VALUE) >= 4 / 0.01 && rb.getDouble(EventFields.ALPHA) == 0.01, rb.toString());
         assertTrue(rb.getString(EventFields.EVIDENCE).contains("mixture sequential test"), rb.toString());
-        long guardLines = serverErr.lines().filter(l -> l.contains("guard: rolled back")).count();
-        assertEquals(1, guardLines, "one log line with the evidence:\n" + serverErr);
+        assertEquals(1, rollbackLines(serverErr), "one log line with the evidence:\n" + serverErr);
 
         Instant at = rb.getStartTime();
         Instant firstCanary = null;
@@ -113,13 +93,10 @@ class KwikGuardTest {
         int canaryBefore = 0;
         for (Matcher m : run.results) {
             String id = m.group(2);
-            RecordedEvent a = assigned.get(id);
+            RecordedEvent a = events.assigned.get(id);
             assertNotNull(a, "no AlgorithmAssigned for " + id);
-            // the jar's own registry does not know the test-only algorithm: the same split with a known one
-            // predicts the arm; the canary's algorithm is the flood
-            String[] predicted = AgentJar.predictArm("cc=stock;canary=cubic:50%", HexFormat.of().parseHex(id));
-            predicted[1] = predicted[0].equals("canary") ? FaultyFlood.NAME : "stock";
-            RecordedEvent s = summaries.get(id);
+            String[] predicted = predictArm(id, 50, FaultyFlood.NAME);
+            RecordedEvent s = events.closed.get(id);
             assertNotNull(s, "no close summary for " + id);
             boolean after = a.getStartTime().isAfter(at);
             if (!after) {
@@ -157,6 +134,59 @@ class KwikGuardTest {
                 + " raise CONNECTIONS");
     }
 
+    /**
+     * A guard run's recording, sorted: the rollbacks, and per server connection (by id) its assignment, its close
+     * summary and the start of its first CPU spin episode.
+     */
+    record GuardEvents(List<RecordedEvent> rollbacks, Map<String, RecordedEvent> assigned, Map<String, RecordedEvent> closed,
+            Map<String, Instant> firstSpin) {
+
+        static GuardEvents of(List<RecordedEvent> events) {
+            GuardEvents g = new GuardEvents(new ArrayList<>(), new HashMap<>(), new HashMap<>(), new HashMap<>());
+            for (RecordedEvent e : events) {
+                switch (e.getEventType().getName()) {
+                    case EventNames.CANARY_ROLLED_BACK -> g.rollbacks.add(e);
+                    case EventNames.CPU_SPIN -> g.firstSpin.merge(e.getString(EventFields.CONNECTION_ID), e.getStartTime(),
+                            (x, y) -> x.isBefore(y) ? x : y);
+                    case EventNames.ALGORITHM_ASSIGNED -> {
+                        if (e.getString(EventFields.ROLE).equals("server")) {
+                            g.assigned.put(e.getString(EventFields.CONNECTION_ID), e);
+                        }
+                    }
+                    case EventNames.CONNECTION_SUMMARY -> {
+                        if (e.getString(EventFields.TRIGGER).equals("close") && e.getString(EventFields.ROLE).equals("server")) {
+                            g.closed.put(e.getString(EventFields.CONNECTION_ID), e);
+                        }
+                    }
+                    default -> { }
+                }
+            }
+            return g;
+        }
+    }
+
+    /**
+     * The selector's arm and algorithm for a connection of {@code cc=stock;canary=<canary>:<percent>%}: the jar's own
+     * registry does not know the test-only algorithm, so the same split with a known one predicts the arm.
+     */
+    static String[] predictArm(String odcid, int canaryPercent, String canary) throws Exception {
+        String[] arm = AgentJar.predictArm("cc=stock;canary=cubic:" + canaryPercent + "%", HexFormat.of().parseHex(odcid));
+        arm[1] = arm[0].equals("canary") ? canary : "stock";
+        return arm;
+    }
+
+    /** The guard's rollback lines in a server's log (one per rollback, with its evidence). */
+    static long rollbackLines(String serverErr) {
+        return serverErr.lines().filter(l -> l.contains("guard: rolled back")).count();
+    }
+
+    /** The guard tests' link: 20 Mbit/s each way, {@value #RTT_NANOS} ns of RTT, a one-BDP buffer and {@code loss} downwards. */
+    static LinkEmulator link(int serverPort, double loss, long seed) {
+        LinkProfile down = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).loss(loss).bufferBdp(1, RTT_NANOS).build();
+        LinkProfile up = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).build();
+        return LinkEmulator.start(new InetSocketAddress("127.0.0.1", serverPort), up, down, seed);
+    }
+
     /** A finished guard run: the client's results, the server's log and recording. */
     record Run(KwikIt.ClientRun client, String serverErr, List<RecordedEvent> events) {
     }
@@ -188,11 +218,8 @@ class KwikGuardTest {
         Path rec = dir.resolve("server.jfr").toAbsolutePath();
         ForkedJvm jvm = startServer(dir, args, rec);
         try (KwikIt.Server server = KwikIt.awaitPort(jvm)) {
-            LinkProfile down = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).loss(loss)
-                    .bufferBdp(1, RTT_NANOS).build();
-            LinkProfile up = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).build();
             KwikIt.ClientRun client;
-            try (LinkEmulator emulator = LinkEmulator.start(new InetSocketAddress("127.0.0.1", server.port), up, down, 11)) {
+            try (LinkEmulator emulator = link(server.port, loss, 11)) {
                 client = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(150 + 2L * connections),
                         "--port", Integer.toString(emulator.port()), "--mode", "down", "--bytes", Long.toString(bytes),
                         "--connections", Integer.toString(connections), "--parallel", Integer.toString(parallel), "--seed", "500");
@@ -260,11 +287,8 @@ class KwikGuardTest {
                     .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
                     .args(Integer.toString(server.port), "40", "4000000", "4000")
                     .start()) {
-                LinkProfile down = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).loss(0.01)
-                        .bufferBdp(1, RTT_NANOS).build();
-                LinkProfile up = LinkProfile.builder().rate(20_000_000).delay(RTT_NANOS / 2).build();
                 KwikIt.ClientRun client;
-                try (LinkEmulator emulator = LinkEmulator.start(new InetSocketAddress("127.0.0.1", server.port), up, down, 13)) {
+                try (LinkEmulator emulator = link(server.port, 0.01, 13)) {
                     client = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(150 + 2L * honest),
                             "--port", Integer.toString(emulator.port()), "--mode", "down", "--bytes", "100000",
                             "--connections", Integer.toString(honest), "--parallel", "2", "--seed", "700");
