@@ -189,7 +189,7 @@ final class NettyApp {
         return out + File.pathSeparator + testAppsClassPath();
     }
 
-    /** Runs {@code mainClass} on {@code classPath} with the agent and waits at most {@code timeoutSeconds}. */
+    /** Runs {@code mainClass} on {@code classPath} with the agent (none when {@code agentArgs} is null) and waits at most {@code timeoutSeconds}. */
     static Run runMain(String name, String mainClass, String classPath, String agentArgs, long timeoutSeconds,
                        String... appArgs) throws Exception {
         return runMain(name, mainClass, classPath, agentArgs, timeoutSeconds, List.of(), appArgs);
@@ -202,10 +202,12 @@ final class NettyApp {
                 .dir(WORK)
                 .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
                 .jvmArgs(jvmArgs.toArray(new String[0]))
-                .javaagent(Path.of(System.getProperty("ccagent.jar")).normalize(), agentArgs)
                 .classPath(classPath)
                 .args("keystore=" + keystore())
                 .args(appArgs);
+        if (agentArgs != null) {
+            b.javaagent(Path.of(System.getProperty("ccagent.jar")).normalize(), agentArgs);
+        }
         try (ForkedJvm jvm = b.start()) {
             int exit = jvm.waitFor(Duration.ofSeconds(timeoutSeconds));
             return new Run(exit, jvm.stdout(), jvm.stderr());

@@ -58,7 +58,9 @@ import java.util.zip.CRC32;
  * path stats, see {@link QuicheWindowProbe}; one {@code QUICHE} line per connection), {@code start-after=FILE}
  * (late attach: both codecs are built, {@code LISTENING} printed, then the transfers wait for FILE),
  * {@code exit-after=FILE} (after the transfers print {@code TRANSFERS DONE} and wait for FILE before closing,
- * so that a test can ask the running JVM), {@code linger-ms=N} (wait N ms after the transfers).
+ * so that a test can ask the running JVM), {@code linger-ms=N} (wait N ms after the transfers),
+ * {@code close-times=FILE} (each server connection's close on its event loop timed by the application's own
+ * listeners, see {@link CloseTimes}; written to FILE, one line per close, after the transfers).
  * Prints one {@code RESULT} line per transfer, {@code WRITES} (datagram write spacing at the socket),
  * {@code EMULATOR}, {@code CPU} and finally {@code DONE ok=true|false}.
  */
@@ -90,6 +92,9 @@ public final class NettyBulkApp {
         String appCc = a.getOrDefault("app-cc", "none");
         long warmup = Long.parseLong(a.getOrDefault("warmup", "0"));
         probeMillis = Long.parseLong(a.getOrDefault("probe", "0"));
+        if (a.containsKey("close-times")) {
+            closeTimes = new CloseTimes(connections);
+        }
         char[] pass = a.getOrDefault("storepass", "changeit").toCharArray();
         long wall0 = System.nanoTime();
         long cpu0 = cpuNanos();
@@ -177,6 +182,10 @@ public final class NettyBulkApp {
                 QuicheWindowProbe.stopAll(); // the download arrived: its server window is sampled to the end
             }
             Thread.sleep(Long.parseLong(a.getOrDefault("linger-ms", "0")));
+            if (closeTimes != null) {
+                // the server closes each connection after its draining period, a little after the client
+                ok &= closeTimes.awaitAndWrite(Path.of(a.get("close-times")));
+            }
             if (a.containsKey("exit-after")) {
                 System.out.println("TRANSFERS DONE");
                 System.out.flush();
@@ -260,8 +269,86 @@ public final class NettyBulkApp {
         return 0;
     }
 
+    /** {@code close-times=FILE}: the server connections' close times (null: not timed). */
+    static volatile CloseTimes closeTimes;
+
     @ChannelHandler.Sharable
     static final class Sharable extends ChannelInboundHandlerAdapter {
+        @Override
+        public void handlerAdded(ChannelHandlerContext ctx) {
+            CloseTimes t = closeTimes;
+            if (t != null) {
+                // at registration, inside the codec's handling of the first packet: before anything that
+                // handles the new channel after the codec returns it (an agent's close listener included)
+                ctx.channel().closeFuture().addListener(t.first());
+            }
+        }
+    }
+
+    /**
+     * What a server connection's close costs its event loop, timed by the application: a listener added
+     * to the channel's close future at registration (before any other code can add one) reads the clock
+     * and adds a second listener, which Netty's promise runs after every listener present when the close
+     * was notified; the second reads the clock again. Between them run all close listeners that others
+     * added in the channel's life. Each bracket is also a JFR event ({@code dev.ccagent.it.CloseBracket},
+     * same thread, same span), so that a recording shows whose work lies inside it.
+     */
+    static final class CloseTimes {
+        private final long[] nanos;
+        private final String[] threads;
+        private final java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        private final java.util.concurrent.atomic.AtomicInteger count = new java.util.concurrent.atomic.AtomicInteger();
+        private final java.util.concurrent.atomic.AtomicInteger outsideLoop = new java.util.concurrent.atomic.AtomicInteger();
+
+        CloseTimes(int capacity) {
+            nanos = new long[capacity];
+            threads = new String[capacity];
+        }
+
+        io.netty.util.concurrent.GenericFutureListener<io.netty.util.concurrent.Future<? super Void>> first() {
+            return f -> {
+                long t0 = System.nanoTime();
+                CloseBracket event = new CloseBracket();
+                event.begin();
+                io.netty.channel.ChannelFuture close = (io.netty.channel.ChannelFuture) f;
+                if (!close.channel().eventLoop().inEventLoop()) {
+                    outsideLoop.incrementAndGet();
+                }
+                close.addListener(g -> {
+                    long t1 = System.nanoTime();
+                    event.commit();
+                    int i = next.getAndIncrement();
+                    if (i < nanos.length) {
+                        nanos[i] = t1 - t0;
+                        threads[i] = Thread.currentThread().getName();
+                        count.incrementAndGet(); // after the writes: the main thread reads up to count
+                    }
+                });
+            };
+        }
+
+        /** Waits (at most 30 s) for every connection's close, then writes them; false when some are missing. */
+        boolean awaitAndWrite(Path file) throws Exception {
+            long until = System.nanoTime() + 30_000_000_000L;
+            while (count.get() < nanos.length && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            int n = Math.min(count.get(), nanos.length);
+            StringBuilder sb = new StringBuilder("# close,nanos,thread\n");
+            for (int i = 0; i < n; i++) {
+                sb.append(i).append(',').append(nanos[i]).append(',').append(threads[i]).append('\n');
+            }
+            Files.writeString(file, sb);
+            System.out.printf(Locale.ROOT, "CLOSES timed=%d of %d outsideLoop=%d%n", n, nanos.length, outsideLoop.get());
+            return n == nanos.length && outsideLoop.get() == 0;
+        }
+    }
+
+    /** The JFR event of one timed close (see {@link CloseTimes}). */
+    @jdk.jfr.Name("dev.ccagent.it.CloseBracket")
+    @jdk.jfr.Label("Close bracket")
+    @jdk.jfr.StackTrace(false)
+    static final class CloseBracket extends jdk.jfr.Event {
     }
 
     /** A fresh writer per server stream (handlers given to the builder are shared). */
