@@ -355,7 +355,8 @@ public final class RecordingReport {
         return sb.toString();
     }
 
-    static long percentile(long[] sorted, double p) {
+    /** The {@code p}-th percentile (0-100) of sorted values by nearest rank; 0 for none. */
+    public static long percentile(long[] sorted, double p) {
         if (sorted.length == 0) {
             return 0;
         }

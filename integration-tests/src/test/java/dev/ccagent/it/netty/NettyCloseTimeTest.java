@@ -3,6 +3,7 @@ package dev.ccagent.it.netty;
 import dev.ccagent.it.Acceptance;
 import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
+import dev.ccagent.report.RecordingReport;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
@@ -25,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * QUIC connections (after 100 to warm up) each download 1 kB from a Netty QUIC server and close; the
  * application times every server connection's close on its event loop with its own close-future listeners
  * ({@link NettyBulkApp}'s {@code close-times}: one added at registration, before the agent can add its own,
- * and one that Netty's promise runs after all others). Three forked JVMs, one after the other, the same
+ * and one that Netty's promise runs after all others). Four forked JVMs, one after the other, the same
  * transfers: no agent, the agent with a 50% canary and {@code guard=off}, the same with {@code guard=on}
  * (these two with the agent's recording, {@code jfr=}, whose close summaries are written on the loop), and
  * {@code guard=on} without a recording.
@@ -64,7 +65,7 @@ class NettyCloseTimeTest {
                 new Variant("agent, guard off", cc, true),
                 new Variant("agent, guard on", cc + ";guard=on", true),
                 new Variant("agent, guard on, no recording", cc + ";guard=on", false));
-        Map<String, long[]> times = new LinkedHashMap<>();
+        Map<Variant, Measured> times = new LinkedHashMap<>();
         Path guardOnRecording = null;
         for (Variant v : variants) {
             String slug = v.name.replaceAll("[^a-z]+", "-");
@@ -80,7 +81,7 @@ class NettyCloseTimeTest {
             assertEquals(WARMUP + MEASURED, r.lines("crcOk=true").size(), v.name + ": " + r.tail());
             assertEquals(1, r.lines("CLOSES timed=" + (WARMUP + MEASURED) + " of " + (WARMUP + MEASURED)
                     + " outsideLoop=0").size(), v.name + ": " + r.tail());
-            times.put(v.name, read(csv));
+            times.put(v, Measured.of(read(csv)));
             if (v.recording && v.agentArgs.contains("guard=on")) {
                 guardOnRecording = rec;
             }
@@ -93,26 +94,23 @@ class NettyCloseTimeTest {
         table.append(String.format(Locale.ROOT, "[it] netty close times (µs; %d measured after %d warm-up closes, per variant)%n",
                 MEASURED, WARMUP));
         table.append("| variant | p50 | p90 | p99 | max | warm-up max |\n|---|---|---|---|---|---|\n");
-        for (Map.Entry<String, long[]> e : times.entrySet()) {
-            long[] all = e.getValue();
-            long[] warm = Arrays.copyOfRange(all, 0, WARMUP);
-            long[] m = Arrays.copyOfRange(all, WARMUP, all.length);
-            Arrays.sort(m);
-            table.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f |%n", e.getKey(),
-                    q(m, 0.50) / 1e3, q(m, 0.90) / 1e3, q(m, 0.99) / 1e3, m[m.length - 1] / 1e3,
-                    Arrays.stream(warm).max().getAsLong() / 1e3));
+        for (Map.Entry<Variant, Measured> e : times.entrySet()) {
+            Measured m = e.getValue();
+            table.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f |%n", e.getKey().name,
+                    m.percentile(50) / 1e3, m.percentile(90) / 1e3, m.percentile(99) / 1e3, m.max() / 1e3,
+                    m.warmupMax / 1e3));
         }
         System.out.println(table);
-        for (Variant v : variants) {
-            if (v.agentArgs == null || !v.agentArgs.contains("guard=on")) {
+        for (Map.Entry<Variant, Measured> e : times.entrySet()) {
+            if (e.getKey().agentArgs == null || !e.getKey().agentArgs.contains("guard=on")) {
                 continue;
             }
-            long[] on = Arrays.copyOfRange(times.get(v.name), WARMUP, WARMUP + MEASURED);
-            Arrays.sort(on);
-            assertTrue(q(on, 0.99) <= P99_BOUND_NANOS, v.name + ": p99 per close " + q(on, 0.99) / 1e3 + " µs above "
-                    + P99_BOUND_NANOS / 1e3 + " µs\n" + table);
-            assertTrue(on[on.length - 1] <= MAX_BOUND_NANOS, v.name + ": slowest close " + on[on.length - 1] / 1e6
-                    + " ms above " + MAX_BOUND_NANOS / 1e6 + " ms\n" + table);
+            Measured on = e.getValue();
+            String name = e.getKey().name;
+            assertTrue(on.percentile(99) <= P99_BOUND_NANOS, name + ": p99 per close " + on.percentile(99) / 1e3
+                    + " µs above " + P99_BOUND_NANOS / 1e3 + " µs\n" + table);
+            assertTrue(on.max() <= MAX_BOUND_NANOS, name + ": slowest close " + on.max() / 1e6 + " ms above "
+                    + MAX_BOUND_NANOS / 1e6 + " ms\n" + table);
         }
     }
 
@@ -126,10 +124,22 @@ class NettyCloseTimeTest {
                 .mapToLong(l -> Long.parseLong(l.split(",")[1])).toArray();
     }
 
-    /** The {@code q}-quantile of a sorted array (nearest rank). */
-    static long q(long[] sorted, double q) {
-        int rank = (int) Math.ceil(q * sorted.length);
-        return sorted[Math.max(0, rank - 1)];
+    /** One variant's close times: the measured ones sorted, and the slowest of the warm-up. */
+    record Measured(long[] sorted, long warmupMax) {
+        static Measured of(long[] inOrder) {
+            long[] m = Arrays.copyOfRange(inOrder, WARMUP, inOrder.length);
+            Arrays.sort(m);
+            return new Measured(m, Arrays.stream(inOrder, 0, WARMUP).max().getAsLong());
+        }
+
+        /** Nearest rank, as the report computes its percentiles. */
+        long percentile(double p) {
+            return RecordingReport.percentile(sorted, p);
+        }
+
+        long max() {
+            return sorted[sorted.length - 1];
+        }
     }
 
     /**
