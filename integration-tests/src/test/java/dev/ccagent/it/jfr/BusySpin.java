@@ -1,18 +1,14 @@
 package dev.ccagent.it.jfr;
 
-import dev.ccagent.cc.AckEvent;
 import dev.ccagent.cc.AlgorithmDescriptor;
 import dev.ccagent.cc.AlgorithmProvider;
-import dev.ccagent.cc.registry.Algorithms;
-import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.CongestionController;
-import dev.ccagent.cc.LossEvent;
 import dev.ccagent.cc.OptionSpec;
+import dev.ccagent.it.WrappedController;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.List;
-import java.util.Map;
 
 /**
  * TEST ONLY, never in the product registry: a busy loop inside one send iteration, a shape the
@@ -34,23 +30,22 @@ public final class BusySpin implements AlgorithmProvider {
                         OptionSpec.integer("burn-ms", 1, 1_000, "100", "CPU time burned per data packet"),
                         OptionSpec.integer("spin-packets", 0, 1_000_000, "0", "data packets that burn, then healthy again (0: all)")),
                 o -> new Controller((int) o.getLong("healthy-packets"), o.getLong("burn-ms") * 1_000_000L, o.getLong("spin-packets"),
-                        Algorithms.create("newreno", Map.of("mss", Integer.toString(o.mss()), "pacing", "off")))));
+                        WrappedController.unpacedNewReno(o))));
     }
 
-    static final class Controller implements CongestionController {
+    static final class Controller extends WrappedController {
         private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
         private final int healthy;
         private final long burnNanos;
         private final long spinPackets;
-        private final CongestionController inner;
         private long dataPackets;
         private long sink;
 
         Controller(int healthy, long burnNanos, long spinPackets, CongestionController inner) {
+            super(inner);
             this.healthy = healthy;
             this.burnNanos = burnNanos;
             this.spinPackets = spinPackets;
-            this.inner = inner;
         }
 
         @Override public String algorithm() { return NAME; }
@@ -74,20 +69,6 @@ public final class BusySpin implements AlgorithmProvider {
                 }
             }
             sink = x;
-        }
-
-        @Override public void onAck(AckEvent ack) { inner.onAck(ack); }
-        @Override public void onPacketsLost(LossEvent loss) { inner.onPacketsLost(loss); }
-        @Override public void onAppLimited(long t, long inFlight) { inner.onAppLimited(t, inFlight); }
-        @Override public long congestionWindow() { return inner.congestionWindow(); }
-        @Override public long pacingRate() { return inner.pacingRate(); }
-        @Override public long earliestSendTime(long now, int bytes) { return inner.earliestSendTime(now, bytes); }
-
-        @Override
-        public CcSnapshot snapshot(CcSnapshot into) {
-            inner.snapshot(into);
-            into.algorithm = NAME;
-            return into;
         }
     }
 }

@@ -1,16 +1,13 @@
 package dev.ccagent.it.jfr;
 
-import dev.ccagent.cc.AckEvent;
 import dev.ccagent.cc.AlgorithmDescriptor;
 import dev.ccagent.cc.AlgorithmProvider;
-import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.CongestionController;
-import dev.ccagent.cc.LossEvent;
 import dev.ccagent.cc.OptionSpec;
+import dev.ccagent.it.WrappedController;
 
 import java.util.List;
-import java.util.Map;
 
 /**
  * TEST ONLY, never in the product registry: the seed bug of quic-go issue 4054. Healthy (unpaced
@@ -29,18 +26,16 @@ public final class FaultyZeroRate implements AlgorithmProvider {
     public List<AlgorithmDescriptor> algorithms() {
         return List.of(new AlgorithmDescriptor(NAME, "TEST ONLY: pacer rate collapses to 0, send times in the past",
                 List.of(OptionSpec.integer("healthy-packets", 0, 1_000_000, "3", "1-RTT packets before the pacer breaks (the handshake completes first)")),
-                o -> new Controller((int) o.getLong("healthy-packets"),
-                        Algorithms.create("newreno", Map.of("mss", Integer.toString(o.mss()), "pacing", "off")))));
+                o -> new Controller((int) o.getLong("healthy-packets"), WrappedController.unpacedNewReno(o))));
     }
 
-    static final class Controller implements CongestionController {
+    static final class Controller extends WrappedController {
         private final int healthy;
-        private final CongestionController inner;
         private long sent;
 
         Controller(int healthy, CongestionController inner) {
+            super(inner);
             this.healthy = healthy;
-            this.inner = inner;
         }
 
         private boolean broken() {
@@ -55,11 +50,6 @@ public final class FaultyZeroRate implements AlgorithmProvider {
             inner.onPacketSent(t, pn, bytes, inFlight, ackEliciting);
         }
 
-        @Override public void onAck(AckEvent ack) { inner.onAck(ack); }
-        @Override public void onPacketsLost(LossEvent loss) { inner.onPacketsLost(loss); }
-        @Override public void onAppLimited(long t, long inFlight) { inner.onAppLimited(t, inFlight); }
-        @Override public long congestionWindow() { return inner.congestionWindow(); }
-
         @Override
         public long pacingRate() {
             return broken() ? 0 : inner.pacingRate();
@@ -73,8 +63,7 @@ public final class FaultyZeroRate implements AlgorithmProvider {
 
         @Override
         public CcSnapshot snapshot(CcSnapshot into) {
-            inner.snapshot(into);
-            into.algorithm = NAME;
+            super.snapshot(into);
             into.pacingRate = pacingRate();
             return into;
         }
