@@ -5,6 +5,7 @@ import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
 import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
+import dev.ccagent.report.stats.Quantiles;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
@@ -90,14 +91,14 @@ class KwikCanaryVerdictTest {
         assertTrue(reported[0] > 0, "a stock connection with no goodput: " + Arrays.toString(reported));
         double reportMean = Arrays.stream(reported).average().orElse(0);
         double clientMean = Arrays.stream(measured).average().orElse(0);
-        double reportMedian = median(reported);
-        double clientMedian = median(measured);
+        double reportMedian = Quantiles.ofSorted(reported, 0.5);
+        double clientMedian = Quantiles.ofSorted(measured, 0.5);
         System.out.printf("[it] canary-verdict A/B stock arm (%d connections): report mean %.2f median %.2f Mbit/s; "
                         + "clients mean %.2f median %.2f Mbit/s (%+.1f%% / %+.1f%%); bbr1 arm median %.2f Mbit/s; "
                         + "%d retries; %.1f s%n",
                 reported.length, reportMean * 1e-6, reportMedian * 1e-6, clientMean * 1e-6, clientMedian * 1e-6,
                 100 * (reportMean / clientMean - 1), 100 * (reportMedian / clientMedian - 1),
-                median(report.goodput.get("canary bbr1")) * 1e-6, run.retries, run.seconds);
+                Quantiles.ofSorted(report.goodput.get("canary bbr1"), 0.5) * 1e-6, run.retries, run.seconds);
         assertTrue(Math.abs(reportMean / clientMean - 1) <= 0.10, String.format(
                 "stock arm mean goodput: report %.3f vs clients %.3f Mbit/s", reportMean * 1e-6, clientMean * 1e-6));
     }
@@ -185,10 +186,5 @@ class KwikCanaryVerdictTest {
                 Collectors.counting()));
         System.out.printf("[it] %s: %s connections per arm, %.1f s%n", name, perArm, out.seconds);
         return out;
-    }
-
-    static double median(double[] sorted) {
-        int n = sorted.length;
-        return n == 0 ? Double.NaN : n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 }

@@ -2,6 +2,7 @@ package dev.ccagent.it.bench;
 
 import dev.ccagent.report.RecordingReport;
 import dev.ccagent.it.BuildTree;
+import dev.ccagent.it.LoadAverage;
 import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
 import dev.ccagent.it.kwik.SelfSignedKeyStore;
@@ -291,12 +292,7 @@ public final class QuicBenchmarks {
     }
 
     static String load() {
-        try {
-            String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
-            return f[0];
-        } catch (IOException e) {
-            return "?";
-        }
+        return LoadAverage.oneMinute();
     }
 
     /** The command line the markdown names (run from the repository root). */
