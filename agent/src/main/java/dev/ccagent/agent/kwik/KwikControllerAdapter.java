@@ -70,6 +70,8 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private long bytesInFlight;
     /** Set under the monitor when a failing call switched to kwik's controller; consumed by fallBack. */
     private boolean failedOver;
+    /** Handed to kwik's controller by a detach (not a failure of ours): its summary still names ours. */
+    private boolean detached;
     /** Set when a telemetry hook failed: the counters stop for this connection. */
     private volatile boolean telemetryOff;
 
@@ -127,9 +129,17 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
         return meter;
     }
 
-    /** The algorithm in charge: ours, or {@code stock} (an arm that keeps kwik's, or a fallback). */
+    /** The algorithm in charge: ours, or {@code stock} (an arm that keeps kwik's, a fallback, or after a detach). */
     public synchronized String algorithm() {
         return delegate != null ? AgentConfig.STOCK : cc != null ? cc.algorithm() : "unassigned";
+    }
+
+    /**
+     * Ours, when a detach handed the connection to kwik's controller (it ran ours until then); null otherwise
+     * (ours in charge, a stock arm, or a fallback).
+     */
+    public synchronized String detachedFrom() {
+        return detached && cc != null ? cc.algorithm() : null;
     }
 
     public synchronized AgentConfig.Arm arm() {
@@ -641,6 +651,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
         boolean first;
         synchronized (this) {
             first = switchLocked();
+            detached |= first;
         }
         if (first) {
             afterSwitch();

@@ -130,7 +130,8 @@ public final class KwikMeter implements ConnectionMeter.Owner {
 
     @Override
     public String algorithm() {
-        return adapter.algorithm();
+        String ran = adapter.detachedFrom();
+        return ran != null ? ran : adapter.algorithm(); // a detach's summary covers the time on ours
     }
 
     @Override
@@ -138,6 +139,9 @@ public final class KwikMeter implements ConnectionMeter.Owner {
         AgentConfig.Arm arm = adapter.arm();
         if (arm == null || arm.isStock()) {
             return AgentConfig.STOCK;
+        }
+        if (adapter.detachedFrom() != null) {
+            return "detached"; // ours until the detach, kwik's from then on: no failure
         }
         return AgentConfig.STOCK.equals(adapter.algorithm()) ? "fallback" : "ccagent";
     }

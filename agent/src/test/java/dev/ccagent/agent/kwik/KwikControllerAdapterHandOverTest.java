@@ -1,5 +1,7 @@
 package dev.ccagent.agent.kwik;
 
+import dev.ccagent.agent.config.AgentArgs;
+import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.cc.AckEvent;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.LossEvent;
@@ -87,6 +89,49 @@ class KwikControllerAdapterHandOverTest {
         }
         assertEquals(0, wrong, wrong + " of " + rounds + " hand-overs left kwik's controller counting bytes "
                 + "that were acknowledged (last: " + lastWrong + " bytes, above kwik's window of 12,000)");
+    }
+
+    /**
+     * A detach hands the connection to kwik's controller as a fallback does, but it is not a failure: the meter's
+     * last summary names the algorithm that ran until then, as {@code detached}, where a fallback names kwik's
+     * ({@code stock}, {@code fallback}). Until 2026-12-05 a detach's summary called every canary connection a
+     * fallback on stock ({@code KwikDetachAtScaleTest} read it from the recording), so the report counted its
+     * figures as fallbacks.
+     */
+    @Test
+    void aDetachIsNotAFallbackInTheSummary() {
+        AgentConfig config = AgentArgs.parse("cc=stock;canary=cubic:50%").config();
+        AgentConfig.Arm canary = config.canaryArms().get(0);
+        CongestionControlEventListener listener = new CongestionControlEventListener() {
+            @Override
+            public void bytesInFlightIncreased(long bytesInFlight) {
+            }
+
+            @Override
+            public void bytesInFlightDecreased(long bytesInFlight) {
+            }
+        };
+
+        KwikControllerAdapter detached = new KwikControllerAdapter(new Object(), listener, PACKET, null,
+                new ThrowingController(), canary, 100_000_000L);
+        detached.setStock(new NewRenoCongestionController(new NullLogger(), listener));
+        assertEquals("ccagent", detached.meter().controller());
+        assertTrue(detached.switchToStock());
+        assertTrue(detached.onStock(), "kwik's controller decides after the detach");
+        assertEquals("stock", detached.algorithm(), "in charge now");
+        assertEquals("throwing", detached.meter().algorithm(), "what the summarised time ran");
+        assertEquals("detached", detached.meter().controller());
+
+        ThrowingController failing = new ThrowingController();
+        KwikControllerAdapter fellBack = new KwikControllerAdapter(new Object(), listener, PACKET, null, failing,
+                canary, 100_000_000L);
+        fellBack.setStock(new NewRenoCongestionController(new NullLogger(), listener));
+        failing.failing = true;
+        fellBack.remainingCwnd();
+        assertTrue(fellBack.onStock());
+        assertTrue(!fellBack.switchToStock(), "a later detach finds it on kwik's controller already");
+        assertEquals("stock", fellBack.meter().algorithm());
+        assertEquals("fallback", fellBack.meter().controller());
     }
 
     private static QuicPacket packet(long pn) throws ReflectiveOperationException {
