@@ -32,13 +32,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  * java dev.ccagent.it.kwik.KwikBulkClient --port P [--host 127.0.0.1] [--mode up|down] [--bytes N]
  *      [--seed S] [--connections K] [--parallel P] [--stream-window BYTES] [--timeout-seconds T]
  *      [--stall-seconds S (a transfer whose byte count does not move for S seconds is reported
- *       as {@code STALL conn=i at=<bytes>} and aborted)] [--stall-retries R (then retried on a new
+ *       as {@code STALL conn=i at=<bytes> odcid=<id>}, then kwik's own state of it as
+ *       {@code STALLSTATE conn=i ...} ({@link KwikState}), and aborted)] [--stall-retries R (then retried on a new
  *       connection up to R times, each printing {@code RETRY ...})]
  *      [--warmup-port P --warmup-bytes N (first one download of N bytes from port P, printed as
  *       {@code WARMUP ...} instead of {@code RESULT}: JIT-compiles both ends before the measured
  *       transfers; the benchmarks point it straight at the server, past the link emulator)]
  *      [--warmup-stall-seconds S --warmup-stall-retries R (the warm-up's own stall detection and
  *       retries; by default those of the measured transfers)]
+ *      [--ramp-millis M (connection i starts no earlier than i x M ms after the first: without it, 200
+ *       parallel handshakes at once on 2 cores leave some clients with a first RTT sample of 3-7 s, so
+ *       kwik's first PTO, 3 x that, comes after a lost request only 10-22 s later)]
  * </pre>
  * Downloads are compared byte for byte with the seeded stream; uploads by the server's SHA-256.
  * The client grants the server {@code --stream-window} per stream and ten times that per connection
@@ -69,6 +73,7 @@ public final class KwikBulkClient {
         int timeoutSeconds = 240;
         int stallSeconds = 0;
         int stallRetries = 0;
+        long rampMillis = 0;
         int warmupPort = -1;
         long warmupBytes = 0;
         int warmupStallSeconds = -1;
@@ -92,6 +97,7 @@ public final class KwikBulkClient {
                     case "--timeout-seconds": timeoutSeconds = Integer.parseInt(args[++i]); break;
                     case "--stall-seconds": stallSeconds = Integer.parseInt(args[++i]); break;
                     case "--stall-retries": stallRetries = Integer.parseInt(args[++i]); break;
+                    case "--ramp-millis": rampMillis = Long.parseLong(args[++i]); break;
                     case "--warmup-port": warmupPort = Integer.parseInt(args[++i]); break;
                     case "--warmup-bytes": warmupBytes = Long.parseLong(args[++i]); break;
                     case "--warmup-stall-seconds": warmupStallSeconds = Integer.parseInt(args[++i]); break;
@@ -147,6 +153,8 @@ public final class KwikBulkClient {
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, parallel));
         List<Future<Boolean>> results = new ArrayList<>();
         AtomicInteger ok = new AtomicInteger();
+        long firstStart = System.nanoTime();
+        final long ramp = rampMillis;
         for (int i = 0; i < total; i++) {
             final int index = i;
             final int p = ports.get(i % ports.size());
@@ -158,6 +166,10 @@ public final class KwikBulkClient {
             final int st = stallSeconds;
             final int retries = stallRetries;
             results.add(pool.submit(() -> {
+                long wait = firstStart + index * ramp * 1_000_000L - System.nanoTime();
+                if (wait > 0) {
+                    Thread.sleep(wait / 1_000_000L);
+                }
                 Boolean good;
                 int attempt = 0;
                 while ((good = transfer("RESULT", index, h, p, m, n, s, w, st, attempt < retries)) == null) {
@@ -204,7 +216,7 @@ public final class KwikBulkClient {
             conn.connect();
             odcid = originalDcid(conn);
             if (stallSeconds > 0) {
-                startStallMonitor(index, conn, progress, stalled, done, stallSeconds);
+                startStallMonitor(index, odcid, conn, progress, stalled, done, stallSeconds);
             }
             QuicStream stream = conn.createStream(true);
             OutputStream out = stream.getOutputStream();
@@ -308,10 +320,10 @@ public final class KwikBulkClient {
 
     /**
      * Declares the transfer stalled when its byte count has not moved for {@code seconds}: prints
-     * {@code STALL conn=i at=<bytes>} and closes the connection, so the transfer fails fast instead
+     * {@code STALL conn=i at=<bytes> odcid=<the connection's original DCID>} and closes the connection, so the transfer fails fast instead
      * of waiting for the idle timeout.
      */
-    static void startStallMonitor(int index, QuicClientConnection conn, java.util.concurrent.atomic.AtomicLong progress,
+    static void startStallMonitor(int index, String odcid, QuicClientConnection conn, java.util.concurrent.atomic.AtomicLong progress,
                                   java.util.concurrent.atomic.AtomicBoolean stalled,
                                   java.util.concurrent.atomic.AtomicBoolean done, int seconds) {
         Thread t = new Thread(() -> {
@@ -325,7 +337,8 @@ public final class KwikBulkClient {
                     since = now;
                 } else if (now - since > seconds * 1_000_000_000L) {
                     stalled.set(true);
-                    System.out.println("STALL conn=" + index + " at=" + p);
+                    System.out.println("STALL conn=" + index + " at=" + p + " odcid=" + odcid);
+                    System.out.println("STALLSTATE conn=" + index + " " + KwikState.describe(conn));
                     System.out.flush();
                     conn.close();
                     return;

@@ -58,6 +58,7 @@ public final class KwikBulkServer {
                 .build();
         DatagramSocket socket = KwikServers.loopbackSocket();
         ServerConnector server = KwikServers.connector(socket, ks, config);
+        connector = server;
         ExecutorService workers = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "bulk-stream");
             t.setDaemon(true);
@@ -71,7 +72,7 @@ public final class KwikBulkServer {
         System.out.flush();
         // until the parent closes our stdin (or kills us)
         try (InputStream in = System.in) {
-            KwikServers.awaitStdinClosed();
+            KwikServers.awaitStdinClosed(KwikBulkServer::command);
         } finally {
             server.close();
             workers.shutdownNow();
@@ -79,7 +80,79 @@ public final class KwikBulkServer {
         System.exit(0);
     }
 
+    /** The streams being served, each with the bytes written into it so far (for {@code dump}). */
+    static final java.util.Map<QuicStream, java.util.concurrent.atomic.AtomicLong> SERVING =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * A line on standard input: {@code dump ODCID} prints {@code STATE odcid=... written=N <kwik's state>} for each
+     * stream being served on that connection (a diagnostic for a stalled transfer; {@link KwikState}).
+     */
+    static void command(String line) {
+        if (!line.startsWith("dump ")) {
+            return;
+        }
+        String odcid = line.substring(5).strip();
+        int found = 0;
+        for (java.util.Map.Entry<QuicStream, java.util.concurrent.atomic.AtomicLong> e : SERVING.entrySet()) {
+            try {
+                Object conn = KwikState.field(e.getKey(), "connection");
+                if (odcid.equals(KwikBulkClient.originalDcid(conn))) {
+                    found++;
+                    System.out.println("STATE odcid=" + odcid + " written=" + e.getValue().get() + " " + KwikState.describe(conn));
+                }
+            } catch (ReflectiveOperationException | RuntimeException ex) {
+                System.out.println("STATE odcid=" + odcid + " ? " + ex);
+            }
+        }
+        if (found == 0) {
+            System.out.println("STATE odcid=" + odcid + " no stream being served; " + connectionState(odcid));
+        }
+        System.out.flush();
+    }
+
+    private static volatile ServerConnector connector;
+
+    /** kwik's server connection with that original DCID, as its connection registry holds it, and its streams. */
+    static String connectionState(String odcid) {
+        try {
+            Object registry = KwikState.field(connector, "connectionRegistry");
+            for (Object proxy : ((java.util.Map<?, ?>) KwikState.field(registry, "currentConnections")).values()) {
+                Object conn;
+                try {
+                    conn = KwikState.field(proxy, "serverConnection");
+                } catch (NoSuchFieldException candidate) {
+                    continue;
+                }
+                if (!odcid.equals(KwikBulkClient.originalDcid(conn))) {
+                    continue;
+                }
+                Object sm = KwikState.field(conn, "streamManager");
+                Object callback = KwikState.field(sm, "peerInitiatedStreamCallback");
+                return "applicationProtocolStarted=" + KwikState.field(conn, "applicationProtocolStarted")
+                        + " streams=" + ((java.util.Map<?, ?>) KwikState.field(sm, "streams")).keySet()
+                        + " nextPeerBidi=" + KwikState.field(sm, "nextPeerInitiatedBidirectionalStreamId")
+                        + " callback=" + (callback == KwikState.field(sm, "NO_OP_CONSUMER") ? "NO_OP" : callback.getClass().getSimpleName())
+                        + " callbackExecutor=" + KwikState.field(sm, "callbackExecutor")
+                        + " " + KwikState.describe(conn);
+            }
+            return "no such connection in the registry";
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "? " + e;
+        }
+    }
+
     static void serve(QuicStream stream, int writeChunk) {
+        java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
+        SERVING.put(stream, written);
+        try {
+            serveTracked(stream, writeChunk, written);
+        } finally {
+            SERVING.remove(stream);
+        }
+    }
+
+    private static void serveTracked(QuicStream stream, int writeChunk, java.util.concurrent.atomic.AtomicLong written) {
         long t0 = System.nanoTime();
         long cpu0 = processCpuNanos();
         long jit0 = jitCpuNanos();
@@ -108,6 +181,7 @@ public final class KwikBulkServer {
                     BulkData.fill(seed, pos, buf, 0, n);
                     out.write(buf, 0, n);
                     pos += n;
+                    written.set(pos);
                 }
                 out.close();
                 try {

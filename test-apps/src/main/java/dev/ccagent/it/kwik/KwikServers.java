@@ -133,6 +133,15 @@ public final class KwikServers {
     }
 
     /** Blocks until the parent closes this process's standard input. */
+    /** Until the parent closes our standard input, each line of it to {@code onLine}. */
+    public static void awaitStdinClosed(java.util.function.Consumer<String> onLine) throws IOException {
+        java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
+                java.nio.charset.StandardCharsets.US_ASCII));
+        for (String line; (line = r.readLine()) != null; ) {
+            onLine.accept(line.strip());
+        }
+    }
+
     public static void awaitStdinClosed() throws IOException {
         while (System.in.read() >= 0) {
             // until the parent closes our standard input
