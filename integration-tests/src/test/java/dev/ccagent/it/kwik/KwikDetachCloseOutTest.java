@@ -98,7 +98,7 @@ class KwikDetachCloseOutTest {
     }
 
     /** Open connections over every kwik arm, as the Arm MXBeans report them. */
-    private static long open(MBeanServerConnection mbs) throws Exception {
+    static long open(MBeanServerConnection mbs) throws Exception {
         long sum = 0;
         for (ObjectName n : mbs.queryNames(new ObjectName("dev.ccagent:type=Arm,library=kwik,*"), null)) {
             sum += (Long) mbs.getAttribute(n, "OpenConnections");
