@@ -19,7 +19,9 @@ import java.util.concurrent.TimeUnit;
  * Live Netty QUIC connections with their assignment and their latest path stats, held weakly (a
  * side table: nothing is added to Netty's classes). Each connection's stats are sampled on its own
  * event loop (quiche frees a connection there, so that is the only safe place) every
- * {@code netty.stats.period}, through the public {@code QuicChannel.collectPathStats(int, Promise)}.
+ * {@code netty.stats.period}, through the public {@code QuicChannel.collectPathStats(int, Promise)},
+ * and once more as the channel closes, just before Netty frees quiche's connection ({@link #beforeFree}):
+ * the close summary counts everything quiche sent, the close itself included.
  *
  * <p>Each sample becomes a periodic {@code CongestionState} event while a JFR recording runs (window,
  * quiche's smoothed RTT, its delivery rate as the bandwidth estimate, packets lost; quiche's path
@@ -31,6 +33,12 @@ public final class NettyConnections {
     private static final Map<Connection, Boolean> LIVE = new WeakHashMap<>();
 
     private static final AttributeKey<Connection> CONNECTION = AttributeKey.valueOf("dev.ccagent.netty.connection");
+
+    /**
+     * The channel whose {@code doClose()} runs on this thread (it frees that channel's quiche connection
+     * before it returns), or none. Cleared when doClose returns: no event-loop thread keeps a channel.
+     */
+    private static final ThreadLocal<Object> CLOSING = new ThreadLocal<>();
 
     /** Whether the spin detector knows these connections (under the LIVE lock). */
     private static boolean detectorSource;
@@ -95,6 +103,39 @@ public final class NettyConnections {
         }
         if (period > 0) {
             c.loop.schedule(c, period, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** doClose() of a linked channel starts on this thread: names it, and answers the channel named before (or null). */
+    static Object closing(Object channel) {
+        Object previous = CLOSING.get();
+        CLOSING.set(channel);
+        return previous;
+    }
+
+    /** doClose() returned: the channel named before it, or none. */
+    static void closed(Object previous) {
+        if (previous == null) {
+            CLOSING.remove();
+        } else {
+            CLOSING.set(previous);
+        }
+    }
+
+    /**
+     * Netty is about to free a quiche connection on this thread: when it is the closing channel's, that
+     * connection's last sample (what was sent since the periodic one, and the close), which the close
+     * summary then holds.
+     */
+    static void beforeFree() {
+        try {
+            Object channel = CLOSING.get();
+            Connection c = channel != null ? ((Channel) channel).attr(CONNECTION).get() : null;
+            if (c != null) {
+                c.sample();
+            }
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty path stats", t);
         }
     }
 

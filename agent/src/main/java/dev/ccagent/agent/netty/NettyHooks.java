@@ -95,4 +95,32 @@ public final class NettyHooks {
     public static void datagramReceived(Object channel) {
         NettySendLoopTelemetry.datagramReceived(channel);
     }
+
+    /**
+     * Start of {@code QuicheQuicChannel.doClose()}: this thread frees that channel's quiche connection
+     * next. Answers what {@link #closed} restores: the channel named before, or {@link #NOT_NAMED} when
+     * this channel's Netty is not linked (the path-stats feature does not run there).
+     */
+    public static Object closing(Object channel) {
+        try {
+            return NettyLinkage.linked(channel) ? NettyConnections.closing(channel) : NOT_NAMED;
+        } catch (Throwable t) {
+            return NOT_NAMED;
+        }
+    }
+
+    /** End of {@code doClose()}: what {@link #closing} answered. */
+    public static void closed(Object previous) {
+        if (previous != NOT_NAMED) {
+            NettyConnections.closed(previous);
+        }
+    }
+
+    /** Start of {@code QuicheQuicConnection.free()}: the closing channel's last path-stats sample. */
+    public static void beforeFree() {
+        NettyConnections.beforeFree();
+    }
+
+    /** What {@link #closing} answers for a channel it did not name. */
+    private static final Object NOT_NAMED = new Object();
 }

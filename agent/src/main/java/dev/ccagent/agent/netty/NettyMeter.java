@@ -6,9 +6,8 @@ import dev.ccagent.agent.measure.ConnectionMeter;
  * A Netty QUIC connection's {@link ConnectionMeter}, fed from quiche's own path stats at every
  * {@code netty.stats.period} sample (the same figures for every arm, the application's own algorithm
  * included): sent, lost (bytes and packets), acknowledged = sent − lost, and quiche's RTT estimate as
- * one RTT sample per stats sample. The close summary is written when the stats task finds the channel
- * closed, with the last sample's figures (at most one period old: quiche's stats cannot be read after
- * the close).
+ * one RTT sample per stats sample. The close summary is written when the channel's close completes,
+ * with the figures of the sample taken just before Netty freed quiche's connection.
  */
 final class NettyMeter implements ConnectionMeter.Owner {
 

@@ -95,9 +95,11 @@ public final class NettyModule extends TargetModule {
                         .method("recv", "(Ljava/net/InetSocketAddress;Ljava/net/InetSocketAddress;"
                                 + "Lio/netty/buffer/ByteBuf;)V")
                         .method("connectionSend", "(" + d("QuicheQuicConnection") + ")"
-                                + d("QuicheQuicChannel$SendResult")),
+                                + d("QuicheQuicChannel$SendResult"))
+                        .method("doClose", "()V"),
                 Requirement.type(pkg + ".QuicheQuicConnection")
-                        .method("nextSendInfo", "()Ljava/nio/ByteBuffer;"),
+                        .method("nextSendInfo", "()Ljava/nio/ByteBuffer;")
+                        .method("free", "()V"),
                 Requirement.type(pkg + ".QuicheQuicCodec")
                         .method("handlerAdded", "(Lio/netty/channel/ChannelHandlerContext;)V"),
                 Requirement.type(pkg + ".QuicChannel")

@@ -11,7 +11,9 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
  * {@code QuicheQuicChannel}: its calls of quiche's connection constructors (connect) go through
  * {@link NettyHooks} ({@link QuicheConnNewSubstitution}); the end of {@code connectNow} (the new
  * channel); {@code writePacket} (a datagram of quiche's send loop, and the pacing hold);
- * {@code connectionSend} (skipped while a paced datagram is held; send-loop counters); {@code recv}.
+ * {@code connectionSend} (skipped while a paced datagram is held; send-loop counters); {@code recv};
+ * {@code doClose} (the channel whose quiche connection {@code QuicheQuicConnection.free()} frees next,
+ * for the last path-stats sample, {@link QuicheConnectionInstrumentation}).
  */
 public final class QuicheChannelInstrumentation extends QuicheTypeInstrumentation {
 
@@ -26,7 +28,8 @@ public final class QuicheChannelInstrumentation extends QuicheTypeInstrumentatio
                         .advice(named("connectNow").and(takesArguments(8)), ClientChannelAdvice.class.getName())
                         .advice(named("writePacket").and(takesArguments(3)), WritePacketAdvice.class.getName())
                         .advice(named("connectionSend").and(takesArguments(1)), ConnectionSendAdvice.class.getName())
-                        .advice(named("recv").and(takesArguments(3)), RecvAdvice.class.getName()));
+                        .advice(named("recv").and(takesArguments(3)), RecvAdvice.class.getName())
+                        .advice(named("doClose").and(takesArguments(0)), CloseAdvice.class.getName()));
     }
 
     /** Inlined at the end of QuicheQuicChannel.connectNow. */
@@ -93,6 +96,25 @@ public final class QuicheChannelInstrumentation extends QuicheTypeInstrumentatio
         @Advice.OnMethodEnter(suppress = Throwable.class)
         static void enter(@Advice.This Object channel) {
             NettyHooks.datagramReceived(channel);
+        }
+    }
+
+    /**
+     * Around QuicheQuicChannel.doClose(): names this channel as the one whose quiche connection is
+     * freed next on this thread (doClose sends the close and frees the connection before it returns).
+     */
+    public static final class CloseAdvice {
+        private CloseAdvice() {
+        }
+
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static Object enter(@Advice.This Object channel) {
+            return NettyHooks.closing(channel);
+        }
+
+        @Advice.OnMethodExit(suppress = Throwable.class, onThrowable = Throwable.class)
+        static void exit(@Advice.Enter Object previous) {
+            NettyHooks.closed(previous);
         }
     }
 }

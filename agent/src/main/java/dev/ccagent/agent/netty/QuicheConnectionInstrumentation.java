@@ -8,7 +8,11 @@ import java.nio.ByteBuffer;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
-/** {@code QuicheQuicConnection.nextSendInfo()}: the {@code send_info} quiche fills for the datagram it writes next (pacing). */
+/**
+ * {@code QuicheQuicConnection.nextSendInfo()}: the {@code send_info} quiche fills for the datagram it
+ * writes next (pacing); {@code free()}: the last path-stats sample of the closing channel, while quiche's
+ * connection still exists.
+ */
 public final class QuicheConnectionInstrumentation extends QuicheTypeInstrumentation {
 
     QuicheConnectionInstrumentation(String pkg) {
@@ -18,7 +22,8 @@ public final class QuicheConnectionInstrumentation extends QuicheTypeInstrumenta
     @Override
     public AgentBuilder transform(AgentBuilder.Identified.Narrowable matched) {
         return matched.transform(advice()
-                .advice(named("nextSendInfo").and(takesArguments(0)), SendInfoAdvice.class.getName()));
+                .advice(named("nextSendInfo").and(takesArguments(0)), SendInfoAdvice.class.getName())
+                .advice(named("free").and(takesArguments(0)), FreeAdvice.class.getName()));
     }
 
     /** Inlined at the end of QuicheQuicConnection.nextSendInfo. */
@@ -29,6 +34,17 @@ public final class QuicheConnectionInstrumentation extends QuicheTypeInstrumenta
         @Advice.OnMethodExit(suppress = Throwable.class)
         static void exit(@Advice.Return ByteBuffer sendInfo) {
             NettyHooks.onSendInfo(sendInfo);
+        }
+    }
+
+    /** Inlined at the start of QuicheQuicConnection.free(): quiche's connection is still there. */
+    public static final class FreeAdvice {
+        private FreeAdvice() {
+        }
+
+        @Advice.OnMethodEnter(suppress = Throwable.class)
+        static void enter() {
+            NettyHooks.beforeFree();
         }
     }
 }
