@@ -124,13 +124,30 @@ class SpinDetectorTest {
     }
 
     /**
-     * A closed connection's last window is recorded at the detector's next tick (fixed delay of one window, 1 s):
-     * 1.6 windows after the close leave 0.6 s for that tick to come late. Odds not measured: the tick's lateness is
-     * not printed (the class passed 16 of 16 runs, 17.4-17.7 s); margin 0.6 s. Only the checks that an event is
-     * there depend on it; a late tick cannot fail the checks that none is.
+     * The recording's {@code name} events once {@code done} holds for them, read again every 200 ms. A closed
+     * connection's last window is recorded at the detector's next tick, one window (1 s) after the close; the
+     * 10 s deadline is no bound a late tick has to meet (until 2026-12-06 the tests slept 1.6 windows, 0.6 s of
+     * room), and a test that waits for what it then checks cannot pass early by reading too soon.
      */
-    static void sleepWindows(double windows) throws InterruptedException {
-        Thread.sleep((long) (windows * SpinDetector.WINDOW_MILLIS));
+    List<RecordedEvent> awaitEvents(String name, java.util.function.Predicate<List<RecordedEvent>> done) throws Exception {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        List<RecordedEvent> found = events(name);
+        while (!done.test(found) && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+            found = events(name);
+        }
+        return found;
+    }
+
+    /** The sender path's allocation windows of connection {@code id}. */
+    static List<RecordedEvent> senderWindows(List<RecordedEvent> allocations, String id) {
+        return allocations.stream()
+                .filter(e -> id.equals(e.getString(EventFields.CONNECTION_ID)) && "sender".equals(e.getString(EventFields.PATH)))
+                .collect(Collectors.toList());
+    }
+
+    static long packets(List<RecordedEvent> windows) {
+        return windows.stream().mapToLong(e -> e.getLong(EventFields.PACKETS)).sum();
     }
 
     @Test
@@ -139,10 +156,8 @@ class SpinDetectorTest {
         long started = System.nanoTime();
         long[] atClose = send(t, 100, 10_000, 0, true); // closes long before a window could elapse
         long lived = System.nanoTime() - started;
-        sleepWindows(1.6);
-        List<RecordedEvent> sender = events(EventNames.SEND_PATH_ALLOCATION).stream()
-                .filter(e -> "c0ffee01".equals(e.getString(EventFields.CONNECTION_ID)) && "sender".equals(e.getString(EventFields.PATH)))
-                .collect(Collectors.toList());
+        List<RecordedEvent> sender = senderWindows(awaitEvents(EventNames.SEND_PATH_ALLOCATION,
+                es -> !senderWindows(es, "c0ffee01").isEmpty()), "c0ffee01");
         assertEquals(1, sender.size(), "one window, from the sender's start to the close: " + sender);
         RecordedEvent e = sender.get(0);
         assertEquals(100, e.getLong(EventFields.PACKETS), e.toString());
@@ -159,10 +174,8 @@ class SpinDetectorTest {
         // ~1.8 s: at least one full window while the detector sees it live, then the close; the thread
         // has ended before the window after the close is evaluated
         long[] atClose = send(t, 600, 4_000, 3_000_000L, true);
-        sleepWindows(1.6);
-        List<RecordedEvent> sender = events(EventNames.SEND_PATH_ALLOCATION).stream()
-                .filter(e -> "c0ffee02".equals(e.getString(EventFields.CONNECTION_ID)) && "sender".equals(e.getString(EventFields.PATH)))
-                .collect(Collectors.toList());
+        List<RecordedEvent> sender = senderWindows(awaitEvents(EventNames.SEND_PATH_ALLOCATION,
+                es -> packets(senderWindows(es, "c0ffee02")) >= 600), "c0ffee02");
         assertTrue(sender.size() >= 2, "windows while it ran and the one ending at the close: " + sender);
         long allocated = sender.stream().mapToLong(e -> e.getLong(EventFields.ALLOCATED)).sum();
         long packets = sender.stream().mapToLong(e -> e.getLong(EventFields.PACKETS)).sum();
@@ -189,11 +202,10 @@ class SpinDetectorTest {
             t.datagramSent();
             t.loopExit(before);
         }
-        sleepWindows(1.6);
-        List<RecordedEvent> sender = events(EventNames.SEND_PATH_ALLOCATION).stream()
-                .filter(e -> "c0ffee06".equals(e.getString(EventFields.CONNECTION_ID)) && "sender".equals(e.getString(EventFields.PATH)))
-                .collect(Collectors.toList());
-        assertEquals(400, sender.stream().mapToLong(e -> e.getLong(EventFields.PACKETS)).sum(),
+        // the window that ends at the close takes the count to 400; one that counted on would take it to 700
+        List<RecordedEvent> sender = senderWindows(awaitEvents(EventNames.SEND_PATH_ALLOCATION,
+                es -> packets(senderWindows(es, "c0ffee06")) >= 400), "c0ffee06");
+        assertEquals(400, packets(sender),
                 "the windows end at the close, and so do their counts: " + sender);
     }
 
@@ -202,6 +214,7 @@ class SpinDetectorTest {
         // an A/A canary's healthy 20 Mbit/s transfer at 1% loss had ~550 empty wake-ups a second unexplained
         // by received packets, beside ~1,700 data packets a second; here up to ~2,000 empty beside ~3,000
         SendTelemetry t = connection("c0ffee05", true);
+        long[] sent = new long[1];
         runThenClose(t, () -> {
             long end = System.nanoTime() + 2_200_000_000L;
             while (System.nanoTime() < end) {
@@ -210,13 +223,18 @@ class SpinDetectorTest {
                     t.datagramSent();
                     t.packetInFlight(1252);
                     t.loopExit(before);
+                    sent[0]++;
                 }
                 emptyWakeUp(t);
                 emptyWakeUp(t);
                 java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
             }
         });
-        sleepWindows(1.6);
+        // every window judged: their allocation events hold every datagram (a window's spin verdict is committed
+        // before its allocation event, in the same tick)
+        List<RecordedEvent> windows = senderWindows(awaitEvents(EventNames.SEND_PATH_ALLOCATION,
+                es -> packets(senderWindows(es, "c0ffee05")) >= sent[0]), "c0ffee05");
+        assertEquals(sent[0], packets(windows), "every datagram in a judged window: " + windows);
         // exact: 2 empty wake-ups per 3 data packets, where the rule needs more than 10 per packet
         assertEquals(List.of(), events(EventNames.SEND_LOOP_SPIN), "data moved beside the empty wake-ups");
     }
@@ -231,10 +249,8 @@ class SpinDetectorTest {
                 java.util.concurrent.locks.LockSupport.parkNanos(1_500_000L);
             }
         });
-        sleepWindows(1.6);
-        // exact: 400 empty wake-ups in all, under the 500 any window needs, however the parks run
-        assertEquals(List.of(), events(EventNames.SEND_LOOP_SPIN), "400 empty wake-ups are no spin");
-        // and a full window's worth in the same time is one
+        // and a full window's worth in the same time is one: the control, started after the first closed, is flagged
+        // at the tick that judges the first one's last window or a later one
         SendTelemetry spinning = connection("c0ffee04", true);
         runThenClose(spinning, () -> {
             long end = System.nanoTime() + 1_600_000_000L;
@@ -243,11 +259,17 @@ class SpinDetectorTest {
                 java.util.concurrent.locks.LockSupport.parkNanos(500_000L);
             }
         });
-        sleepWindows(1.6);
         // needs 500 empty wake-ups in a window (judged as at least 1 s). Measured (the WARN line, 16 runs to 2026-12-04):
         // 1,118-1,242 in the flagged 0.7 s window, 1,567-1,695 a second; it fails only if the parks run 2.2x their
         // measured length throughout, far outside that +-4% spread: under 1 in 10,000 a run
-        assertTrue(events(EventNames.SEND_LOOP_SPIN).stream()
+        awaitEvents(EventNames.SEND_LOOP_SPIN, es -> es.stream()
+                .anyMatch(e -> "c0ffee04".equals(e.getString(EventFields.CONNECTION_ID))));
+        Thread.sleep(200); // read again past the rest of that tick, which takes microseconds
+        List<RecordedEvent> spins = events(EventNames.SEND_LOOP_SPIN);
+        // exact: 400 empty wake-ups in all, under the 500 any window needs, however the parks run
+        assertEquals(List.of(), spins.stream().filter(e -> "c0ffee03".equals(e.getString(EventFields.CONNECTION_ID)))
+                .collect(Collectors.toList()), "400 empty wake-ups are no spin");
+        assertTrue(spins.stream()
                 .anyMatch(e -> "c0ffee04".equals(e.getString(EventFields.CONNECTION_ID))), "the control is flagged");
     }
 }
