@@ -55,9 +55,20 @@ final class Http3Downloads {
             return QuicheEvidence.figure(out, "EMULATOR", "queueDelayP50Micros") / 1000;
         }
 
+        /** The 95th-percentile wait in the emulator's bottleneck queue towards the client, ms. */
+        double queueP95Ms() {
+            return QuicheEvidence.figure(out, "EMULATOR", "queueDelayP95Micros") / 1000;
+        }
+
         /** Datagrams the emulator's bottleneck buffer dropped because it was full (towards the client). */
         double queueDrops() {
             return QuicheEvidence.figure(out, "EMULATOR", "droppedQueue");
+        }
+
+        /** The bottleneck queue's figures and the goodput, for a failure message. */
+        String queue() {
+            return String.format(Locale.ROOT, "queue p50 %.1f ms, p95 %.1f ms, %.0f overflow drops, %.2f Mbit/s",
+                    queueP50Ms(), queueP95Ms(), queueDrops(), mbps());
         }
 
         String figures() {

@@ -11,10 +11,10 @@ import java.util.List;
  * HTTP/3 through Reactor Netty, Netty and its linux-x86_64 quiche in {@code BOOT-INF/lib}, so Spring Boot's
  * {@code LaunchedClassLoader} defines them, a child of the application class loader the agent lives in),
  * started with {@code java -jar}. The checks of issue 21, from outside ({@link PackagedHttp3Jar}): the
- * algorithm switch at start and by late attach by goodput, pacing by the emulator's queue, and arm
+ * algorithm switch at start and by late attach by the emulator's queue, pacing by the same queue, and arm
  * metrics, close summaries and the Prometheus scrape as on a flat class path.
  */
-@Acceptance("goodput against stock, drops before and after a late attach, and the queue paced against unpaced, in the Spring Boot jar")
+@Acceptance("goodput against stock, the bottleneck queue before and after a late attach, and the queue paced against unpaced, in the Spring Boot jar")
 class NettyBootJarTest {
 
     private static final PackagedHttp3Jar JAR = new PackagedHttp3Jar("netty-boot-jar", "netty.boot.jar",

@@ -11,7 +11,7 @@ import java.util.List;
  * maven-shade-plugin ({@code vertx-shaded-app}), started with {@code java -jar}. Netty is unpacked into it,
  * so it sits on the application class path beside the agent: the flat case, packaged as users do. The
  * server keeps Vert.x's own congestion default. The checks of issue 21, from outside
- * ({@link PackagedHttp3Jar}): the algorithm switch at start by goodput, pacing by the emulator's queue, and
+ * ({@link PackagedHttp3Jar}): the algorithm switch at start by the emulator's queue, pacing by the same queue, and
  * arm metrics, close summaries and the Prometheus scrape. (Late attach to a packaged server is
  * {@code NettyBootJarTest}'s: the harder case, Netty in a child loader; on a flat class path it is
  * {@code NettyLateAttachTest}'s.)
