@@ -73,9 +73,9 @@ class KwikDetachTest {
                 long later = probeCalls(server);
                 boolean stillRunning = client.process().isAlive() && !client.stdout().contains("RESULT");
                 // the first connection to finish needs 12 MB of the link's 24 Mbit/s: 4 s alone, 12 s at an even share.
-                // Measured: the check 6.4 s after the client's start in two clean-clone gates, 9.2-10.9 s in three runs at
-                // load average 6-8, where the first transfer ended 17.9-18.9 s after the start (2026-12-06; about 13 s on
-                // a quiet machine, 2026-12-04): ending before the check needs one connection to hold about three
+                // Measured: the check 6.4-6.5 s after the client's start in three clean-clone gates (the first transfer's
+                // end 15.3 s in the last), 9.2-10.9 s in three runs at load average 6-8, where the first transfer ended
+                // 17.9-18.9 s after the start (2026-12-06): ending before the check needs one connection to hold about three
                 // quarters of the link from its start, where the three share it evenly; under 1 in 10,000 a run stated
                 // from that margin
                 System.out.printf("[it] detach: still-running check %.1f s after the client started%n",
