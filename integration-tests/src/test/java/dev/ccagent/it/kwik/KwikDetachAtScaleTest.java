@@ -150,7 +150,7 @@ class KwikDetachAtScaleTest {
         // the client's own clock (System.nanoTime is the machine's CLOCK_MONOTONIC): when each transfer ended
         int endedBeforeDetach = 0;
         int runningAtReattach = 0;
-        Matcher mono = MONO.matcher(run.stdout);
+        Matcher mono = KwikIt.MONO_END.matcher(run.stdout);
         while (mono.find()) {
             long end = Long.parseLong(mono.group(1));
             endedBeforeDetach += end < detachAt ? 1 : 0;
@@ -285,8 +285,6 @@ class KwikDetachAtScaleTest {
     /** A served stream in the server's dump at a stall: its buffered bytes and its send requests counted. */
     static final java.util.regex.Pattern RACE = java.util.regex.Pattern.compile(
             "^STATE odcid=\\S+ written=\\d+ .*?stream\\d+\\[offset=\\d+ buffered=(\\d+) toRetransmit=\\d+ sendRequestsQueued=(-?\\d+)",
-            java.util.regex.Pattern.MULTILINE);
-    static final java.util.regex.Pattern MONO = java.util.regex.Pattern.compile("^MONO RESULT conn=\\d+ start=\\d+ end=(\\d+)",
             java.util.regex.Pattern.MULTILINE);
 
     /**

@@ -86,7 +86,7 @@ class KwikDetachTest {
                 int exit = client.waitFor(Duration.ofSeconds(150));
                 KwikIt.ClientRun run = new KwikIt.ClientRun(exit, client.stdout(), client.stderr(), client.describe());
                 // the claim's margin: the first transfer's end on the client's monotonic clock (the machine's, as ours)
-                Matcher end = Pattern.compile("MONO RESULT conn=\\d+ start=\\d+ end=(\\d+)").matcher(run.stdout);
+                Matcher end = KwikIt.MONO_END.matcher(run.stdout);
                 long firstEnd = Long.MAX_VALUE;
                 while (end.find()) {
                     firstEnd = Math.min(firstEnd, Long.parseLong(end.group(1)));

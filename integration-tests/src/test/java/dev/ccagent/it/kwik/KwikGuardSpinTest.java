@@ -163,6 +163,10 @@ class KwikGuardSpinTest {
         int spinningBefore = 0;
         int redirected = 0;
         List<Double> flagged = new ArrayList<>();
+        // the margin of the claim below: the rollback against the deciding connection's assignment, and the first
+        // connection assigned after it
+        Instant lastCanary = null;
+        Instant nextAfter = null;
         for (Matcher m : results) {
             String id = m.group(2);
             RecordedEvent a = events.assigned().get(id);
@@ -170,35 +174,24 @@ class KwikGuardSpinTest {
             RecordedEvent s = events.closed().get(id);
             assertNotNull(s, when + ": no close summary for " + id);
             String[] arm = predicted(id);
-            if (a.getStartTime().isBefore(at)) {
+            Instant t = a.getStartTime();
+            if (t.isBefore(at)) {
                 assertEquals(arm[1], a.getString(EventFields.ALGORITHM), when + ": arm of " + id + " before the rollback");
             } else {
                 assertEquals("stock", a.getString(EventFields.ALGORITHM), when + ": algorithm of " + id + " after the rollback");
                 redirected += arm[0].equals("canary") ? 1 : 0;
+                nextAfter = nextAfter == null || t.isBefore(nextAfter) ? t : nextAfter;
             }
             if (a.getString(EventFields.ALGORITHM).equals("stock")) {
                 assertEquals("stock", s.getString(EventFields.CONTROLLER), when + ": kwik's own controller on " + id);
                 assertTrue(!events.firstSpin().containsKey(id), when + ": a CPU spin on the baseline connection " + id);
-            } else if (a.getStartTime().isBefore(at)) {
+            } else if (t.isBefore(at)) {
                 // every canary connection spins (4.5 s of CPU against the detector's 2 s window)
                 Instant spin = events.firstSpin().get(id);
                 assertNotNull(spin, when + ": no CPU spin on the canary connection " + id);
-                flagged.add(Duration.between(a.getStartTime(), spin).toNanos() / 1e9);
+                flagged.add(Duration.between(t, spin).toNanos() / 1e9);
                 spinningBefore++;
-            }
-        }
-        // the margin of the claim below: the rollback against the deciding connection's assignment, and the first
-        // connection assigned after it
-        Instant lastCanary = null;
-        Instant nextAfter = null;
-        for (Matcher m : results) {
-            RecordedEvent a = events.assigned().get(m.group(2));
-            Instant t = a.getStartTime();
-            if (t.isBefore(at) && !a.getString(EventFields.ALGORITHM).equals("stock")
-                    && (lastCanary == null || t.isAfter(lastCanary))) {
-                lastCanary = t;
-            } else if (!t.isBefore(at) && (nextAfter == null || t.isBefore(nextAfter))) {
-                nextAfter = t;
+                lastCanary = lastCanary == null || t.isAfter(lastCanary) ? t : lastCanary;
             }
         }
         System.out.printf("[it] guard spin, %s: spins flagged %.2f-%.2f s after their connection's assignment; rolled"

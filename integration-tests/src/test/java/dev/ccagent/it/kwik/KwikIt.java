@@ -26,6 +26,8 @@ final class KwikIt {
             "\\[ccagent] DEBUG kwik (server|client) connection ([0-9a-f]+|\\(unknown id\\)): (\\w+) arm, ([\\w-]+)");
     static final Pattern RESULT = Pattern.compile(
             "^RESULT conn=(\\d+) odcid=(\\S+) mode=(\\w+) (?:bytes=(\\d+) seconds=([\\d.]+) mbps=([\\d.]+) )?ok=(\\w+)(?: error=(\\S+))?");
+    /** {@code KwikBulkClient}'s end of a transfer on its {@code System.nanoTime()}, the machine's CLOCK_MONOTONIC. */
+    static final Pattern MONO_END = Pattern.compile("^MONO RESULT conn=\\d+ start=\\d+ end=(\\d+)", Pattern.MULTILINE);
     static final Pattern SERVED = Pattern.compile(
             "^SERVED mode=(\\w+) bytes=(\\d+) seconds=([\\d.]+) cpuNanos=(-?\\d+)(?: jitCpuNanos=(-?\\d+))?");
 
