@@ -166,10 +166,29 @@ public final class FleetOutput {
                     ? String.format(Locale.ROOT, "about %d connections per arm would detect a 10%% change", c.neededPerArm)
                     : "at least " + Comparison.MIN_PER_ARM + " connections per arm needed";
         }
-        if (c.verdict == Comparison.Verdict.NO_DIFFERENCE && c.neededPerArm > 0) {
-            return String.format(Locale.ROOT, "a 10%% change would need about %d per arm", c.neededPerArm);
+        if (c.verdict == Comparison.Verdict.NO_DIFFERENCE) {
+            String why = whyNoDifference(c);
+            String need = c.neededPerArm > 0
+                    ? String.format(Locale.ROOT, "a 10%% change would need about %d per arm", c.neededPerArm) : "";
+            return why.isEmpty() ? need : need.isEmpty() ? why : why + "; " + need;
         }
         return "";
+    }
+
+    /**
+     * Why "no detectable difference" stands beside an interval that excludes 1, which otherwise reads as a
+     * contradiction: the rank test's p is not below the report's per-test alpha (the family's 0.05 shared among its
+     * tests), or the test and the interval point in opposite directions. Empty when the interval spans 1.
+     */
+    static String whyNoDifference(Comparison c) {
+        if (c.verdict != Comparison.Verdict.NO_DIFFERENCE || c.interval == null || !c.interval.excludes(1)) {
+            return "";
+        }
+        if (!(c.test.p < c.alpha)) {
+            return "not significant at alpha " + p(c.alpha) + " (" + Comparison.ALPHA
+                    + " shared among the report's tests), though the 95% interval excludes 1";
+        }
+        return "the rank test and the interval point in opposite directions";
     }
 
     static String label(String metric) {
