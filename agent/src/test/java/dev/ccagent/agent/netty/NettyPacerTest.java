@@ -253,7 +253,11 @@ class NettyPacerTest {
                     })
                     .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
             ch.eventLoop().submit(() -> {
-                long at = System.nanoTime() + 90_000_000L;
+                // the pacer's clock stands still while the loop writes, so the first datagram (due in 90 ms) waits
+                // and every later one queues behind it whatever this thread's speed: 200 held, not "most of them"
+                long frozen = System.nanoTime();
+                pacer.clock = () -> frozen;
+                long at = frozen + 90_000_000L;
                 for (int i = 0; i < 200; i++) {
                     NettyHooks.onSendInfo(sendInfo(at + i * 100_000L));
                     CountingBuf b = new CountingBuf(1000);
@@ -265,7 +269,7 @@ class NettyPacerTest {
                 ch.flush();
                 NettyPacingHooks.endSendLoop();
             }).get(10, TimeUnit.SECONDS);
-            assertTrue(pacer.queued() > 100, "nothing queued: " + pacer.queued());
+            assertEquals(200, pacer.queued(), "datagrams held when the loop shuts down");
         } finally {
             assertTrue(group.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(15, TimeUnit.SECONDS),
                     "event loop did not terminate");
