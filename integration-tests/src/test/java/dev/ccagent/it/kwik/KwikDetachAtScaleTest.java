@@ -129,14 +129,16 @@ class KwikDetachAtScaleTest {
                     stallWatch.join(10_000);
                 }
                 long closed = System.nanoTime();
-                histogramAfterDetached = histogramOnceClosed(pid);
+                histogramAfterDetached = SafetyIt.afterClose(pid, "dev.ccagent.agent.measure.ConnectionMeter",
+                        "dev.ccagent.agent.kwik.KwikControllerAdapter").histogram();
                 secondsUntilForgotten = (System.nanoTime() - closed) / 1e9;
 
                 later = KwikIt.runClient(dir, "client-later", null, Duration.ofSeconds(200),
                         "--port", Integer.toString(link.port()), "--mode", "down", "--bytes", "300000",
                         "--connections", Integer.toString(AFTER), "--parallel", "3", "--seed", "71",
                         "--stall-seconds", "10", "--stall-retries", "3");
-                histogramAtEnd = histogramOnceClosed(pid);
+                histogramAtEnd = SafetyIt.afterClose(pid, "dev.ccagent.agent.measure.ConnectionMeter",
+                        "dev.ccagent.agent.kwik.KwikControllerAdapter").histogram();
                 Set<ObjectName> canary = mbs.queryNames(new ObjectName("dev.ccagent:type=Arm,library=kwik,arm=canary,*"), null);
                 assertEquals(1, canary.size(), "one canary arm: " + canary);
                 guardState = (String) mbs.getAttribute(canary.iterator().next(), "GuardState");
@@ -324,25 +326,6 @@ class KwikDetachAtScaleTest {
         t.setDaemon(true);
         t.start();
         return t;
-    }
-
-    /**
-     * The server's class histogram (after a full GC) once no connection object of the agent is left, or after the
-     * server's idle timeout and a margin (40 s): kwik's closing and draining end within 1.5 s of the last transfer,
-     * but a connection whose client's CONNECTION_CLOSE was lost (a first attempt the client abandoned) lives until
-     * kwik's idle timeout of 30 s, and its adapter and meter with it.
-     */
-    private static String histogramOnceClosed(long pid) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
-        while (true) {
-            Thread.sleep(1500);
-            String h = ForkedJvm.jcmd(pid, "GC.class_histogram");
-            if (SafetyIt.instances(h, "dev.ccagent.agent.measure.ConnectionMeter") == 0
-                    && SafetyIt.instances(h, "dev.ccagent.agent.kwik.KwikControllerAdapter") == 0
-                    || System.nanoTime() > deadline) {
-                return h;
-            }
-        }
     }
 
     /** The client's transfer times, min-max. */

@@ -70,15 +70,21 @@ class KwikDetachCloseOutTest {
                     boolean stillRunning = client.process().isAlive() && !client.stdout().contains("RESULT");
                     int exit = client.waitFor(Duration.ofSeconds(230));
                     KwikIt.ClientRun run = new KwikIt.ClientRun(exit, client.stdout(), client.stderr(), client.describe());
-                    Thread.sleep(1500); // kwik's closing/draining states end; the server forgets the connections
-                    String histogram = ForkedJvm.jcmd(pid, "GC.class_histogram");
-                    long meters = SafetyIt.instances(histogram, "dev.ccagent.agent.measure.ConnectionMeter");
-                    long adapters = SafetyIt.instances(histogram, "dev.ccagent.agent.kwik.KwikControllerAdapter");
-                    long bbr = SafetyIt.instances(histogram, HeapClasses.ALGORITHM_CLASSES.get("bbr1"));
+                    // kwik's closing and draining states end and the server forgets the connections: waited for, at
+                    // most SafetyIt.AFTER_CLOSE_SECONDS (past kwik's idle timeout), so a held object fails by what holds
+                    // it, not by time
+                    String meterClass = "dev.ccagent.agent.measure.ConnectionMeter";
+                    String adapterClass = "dev.ccagent.agent.kwik.KwikControllerAdapter";
+                    String bbrClass = HeapClasses.ALGORITHM_CLASSES.get("bbr1");
+                    SafetyIt.AfterClose left = SafetyIt.afterClose(pid, meterClass, adapterClass, bbrClass);
+                    long meters = left.instances(meterClass);
+                    long adapters = left.instances(adapterClass);
+                    long bbr = left.instances(bbrClass);
                     String err = server.jvm.stderr();
-                    System.out.printf("[it] detach close-out: open before %d, right after detach %d; after close and GC:"
-                            + " meters %d, adapters %d, Bbr1 %d; stalled attempts after the detach %d%n",
-                            before, after, meters, adapters, bbr, run.retries());
+                    System.out.printf(java.util.Locale.ROOT, "[it] detach close-out: open before %d, right after detach %d;"
+                            + " after close and GC (%.1f s after the client's exit): meters %d, adapters %d, Bbr1 %d; stalled"
+                            + " attempts after the detach %d%n", before, after, left.seconds(), meters, adapters, bbr,
+                            run.retries());
                     assertTrue(stillRunning, "the transfers were still running after the detach");
                     assertTrue(run.allOk(N), "every transfer intact\n" + run.stdout + run.describe + server.jvm.describe());
                     // kwik's own race needs the fix gone: about 25 of the 50 stalled when detach removed it. With the

@@ -1,6 +1,5 @@
 package dev.ccagent.it.kwik;
 
-import dev.ccagent.it.ForkedJvm;
 import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
 import jdk.jfr.consumer.RecordedEvent;
@@ -79,16 +78,22 @@ class KwikFailedSwapTest {
                             (Long) mbs.getAttribute(arm, "Connections"));
                 }
             }
-            Thread.sleep(1500); // kwik's closing/draining states end; the server forgets the connections
-            String histogram = ForkedJvm.jcmd(pid, "GC.class_histogram");
-            long adapters = SafetyIt.instances(histogram, "dev.ccagent.agent.kwik.KwikControllerAdapter");
-            long meters = SafetyIt.instances(histogram, "dev.ccagent.agent.measure.ConnectionMeter");
-            long telemetry = SafetyIt.instances(histogram, "dev.ccagent.agent.connection.SendTelemetry");
-            long bbr = SafetyIt.instances(histogram, HeapClasses.ALGORITHM_CLASSES.get("bbr1"));
+            // kwik's closing and draining states end and the server forgets the connections: waited for, at most
+            // SafetyIt.AFTER_CLOSE_SECONDS (past kwik's idle timeout), so a held object fails by what holds it, not by time
+            String adapterClass = "dev.ccagent.agent.kwik.KwikControllerAdapter";
+            String meterClass = "dev.ccagent.agent.measure.ConnectionMeter";
+            String telemetryClass = "dev.ccagent.agent.connection.SendTelemetry";
+            String bbrClass = HeapClasses.ALGORITHM_CLASSES.get("bbr1");
+            SafetyIt.AfterClose left = SafetyIt.afterClose(pid, adapterClass, meterClass, telemetryClass, bbrClass);
+            long adapters = left.instances(adapterClass);
+            long meters = left.instances(meterClass);
+            long telemetry = left.instances(telemetryClass);
+            long bbr = left.instances(bbrClass);
             String err = server.jvm.stderr();
             int logged = SafetyIt.count(err, "kwik controller injection failed");
-            System.out.printf("[it] failed swap: %d connections, fallbacks %d, log lines %d; left after close: adapters %d,"
-                    + " meters %d, telemetry %d, Bbr1 %d%n", N, fallbacks, logged, adapters, meters, telemetry, bbr);
+            System.out.printf(java.util.Locale.ROOT, "[it] failed swap: %d connections, fallbacks %d, log lines %d; left after"
+                    + " close (%.1f s after the client's exit): adapters %d, meters %d, telemetry %d, Bbr1 %d%n", N, fallbacks,
+                    logged, left.seconds(), adapters, meters, telemetry, bbr);
             assertEquals(N, fallbacks, "every failed swap is counted as a fallback" + server.jvm.describe());
             assertEquals(1, logged, "the cause is logged once\n" + err);
             assertTrue(err.contains("injected swap failure"), err);

@@ -72,6 +72,41 @@ final class SafetyIt {
         return 0;
     }
 
+    /** A class histogram taken once the agent's per-connection objects were gone, or at the deadline. */
+    record AfterClose(String histogram, double seconds) {
+        long instances(String className) {
+            return SafetyIt.instances(histogram, className);
+        }
+    }
+
+    /**
+     * Upper bound of {@link #afterClose}'s wait: kwik's idle timeout of 30 s, which ends a server connection whose
+     * client's CONNECTION_CLOSE was lost (its adapter and meter live until then), and 10 s more. kwik's closing and
+     * draining states end within about a second of a clean close.
+     */
+    static final long AFTER_CLOSE_SECONDS = 40;
+
+    /**
+     * The server's class histogram (a full GC first) as soon as none of {@code classNames} has an instance, polled
+     * every 0.5 s, or at {@link #AFTER_CLOSE_SECONDS}: a held object fails the caller's check after the longest a
+     * closed connection can live, never after a fixed sleep that a slow machine can outlast.
+     */
+    static AfterClose afterClose(long pid, String... classNames) throws Exception {
+        long start = System.nanoTime();
+        long deadline = start + java.util.concurrent.TimeUnit.SECONDS.toNanos(AFTER_CLOSE_SECONDS);
+        while (true) {
+            String h = ForkedJvm.jcmd(pid, "GC.class_histogram");
+            boolean none = true;
+            for (String c : classNames) {
+                none &= instances(h, c) == 0;
+            }
+            if (none || System.nanoTime() > deadline) {
+                return new AfterClose(h, (System.nanoTime() - start) / 1e9);
+            }
+            Thread.sleep(500);
+        }
+    }
+
     /** Bytes of all instances of classes whose name starts with {@code prefix}. */
     static long bytesOf(String histogram, String prefix) {
         long sum = 0;
