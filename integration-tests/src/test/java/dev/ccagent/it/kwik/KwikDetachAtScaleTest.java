@@ -294,7 +294,7 @@ class KwikDetachAtScaleTest {
      * its served stream ({@code dump}, {@code STATE} lines on the server's output) and its threads (the blocks naming
      * it printed, the whole dump in {@code threads-at-stall-N.txt} in the work directory).
      */
-    private static Thread watchStalls(ForkedJvm client, ForkedJvm server, Path dir) {
+    static Thread watchStalls(ForkedJvm client, ForkedJvm server, Path dir) {
         long pid = server.pid();
         Thread t = new Thread(() -> {
             int seen = 0;
