@@ -49,7 +49,7 @@ class KwikDetachTest {
             ForkedJvm client = ForkedJvm.builder("client", KwikBulkClient.class.getName())
                     .classPath(KwikIt.appClassPath()).dir(dir)
                     .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
-                    .javaagent(KwikIt.agentJar(), "fix.kwik-stream-stall=on;log=warn")
+                    .javaagent(KwikIt.agentJar(), KwikBulkClient.CLIENT_AGENT)
                     // 3 x 12 MB at 24 Mbit/s: at least 12 s for the three. All three must still run at the detach (about
                     // 5 s after the client's start) and at the check 2.1 s later (about 7 s): with 6 MB each (until
                     // 2026-12-04) the first finished 6.4 s into its transfer, about 7.1 s after the client's start, as
@@ -105,7 +105,7 @@ class KwikDetachTest {
             // re-attach: the next connection runs our algorithm again
             long before = probeCalls(server);
             KwikIt.attach(pid, agentArgs);
-            KwikIt.ClientRun again = KwikIt.runClient(dir, "client-again", "fix.kwik-stream-stall=on;log=warn",
+            KwikIt.ClientRun again = KwikIt.runClient(dir, "client-again", KwikBulkClient.CLIENT_AGENT,
                     Duration.ofSeconds(90), "--port", Integer.toString(server.port), "--mode", "down",
                     "--bytes", "2000000", "--seed", "12");
             assertTrue(again.allOk(1), again.describe + server.jvm.describe());

@@ -158,7 +158,7 @@ final class SafetyIt {
         ForkedJvm jvm = ForkedJvm.builder(name, HoldClient.class.getName())
                 .classPath(classPath()).dir(dir)
                 .jvmArgs("-Xmx1g", "-XX:+UseSerialGC")
-                .javaagent(KwikIt.agentJar(), "fix.kwik-stream-stall=on;log=warn")
+                .javaagent(KwikIt.agentJar(), KwikBulkClient.CLIENT_AGENT)
                 .args(Integer.toString(port), Integer.toString(n), Long.toString(bytes))
                 .start();
         try {
