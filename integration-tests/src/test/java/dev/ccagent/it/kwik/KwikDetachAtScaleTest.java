@@ -237,11 +237,7 @@ class KwikDetachAtScaleTest {
         // 3 x an RTT sample of seconds taken in the burst) or none (nothing in flight: the request acknowledged)
         long waitingOnTimer = run.stdout.lines().filter(l -> l.startsWith("STALLSTATE") && !l.contains("timerIn=none")).count();
         long noTimer = run.stdout.lines().filter(l -> l.startsWith("STALLSTATE") && l.contains("timerIn=none")).count();
-        long raceSignatures = 0;
-        Matcher served = RACE.matcher(serverOut);
-        while (served.find()) {
-            raceSignatures += Long.parseLong(served.group(1)) > 0 && Long.parseLong(served.group(2)) == 0 ? 1 : 0;
-        }
+        long raceSignatures = raceSignatures(serverOut);
         long meters = SafetyIt.instances(histogramAfterDetached, "dev.ccagent.agent.measure.ConnectionMeter");
         long adapters = SafetyIt.instances(histogramAfterDetached, "dev.ccagent.agent.kwik.KwikControllerAdapter");
         long bbr = SafetyIt.instances(histogramAfterDetached, HeapClasses.ALGORITHM_CLASSES.get("bbr1"));
@@ -288,6 +284,16 @@ class KwikDetachAtScaleTest {
     static final java.util.regex.Pattern RACE = java.util.regex.Pattern.compile(
             "^STATE odcid=\\S+ written=\\d+ .*?stream\\d+\\[offset=\\d+ buffered=(\\d+) toRetransmit=\\d+ sendRequestsQueued=(-?\\d+)",
             java.util.regex.Pattern.MULTILINE);
+
+    /** Served streams in the server's dumps ({@link #RACE}) with data buffered and no send request: the race's signature. */
+    static long raceSignatures(String serverOut) {
+        long n = 0;
+        Matcher served = RACE.matcher(serverOut);
+        while (served.find()) {
+            n += Long.parseLong(served.group(1)) > 0 && Long.parseLong(served.group(2)) == 0 ? 1 : 0;
+        }
+        return n;
+    }
 
     /**
      * On each STALL line of the client, the server's view of that connection at that moment: kwik's state of it and

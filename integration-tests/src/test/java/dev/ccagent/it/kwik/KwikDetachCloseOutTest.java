@@ -92,11 +92,7 @@ class KwikDetachCloseOutTest {
                             firstByte++;
                         }
                     }
-                    long raceSignatures = 0;
-                    Matcher served = KwikDetachAtScaleTest.RACE.matcher(server.jvm.stdout());
-                    while (served.find()) {
-                        raceSignatures += Long.parseLong(served.group(1)) > 0 && Long.parseLong(served.group(2)) == 0 ? 1 : 0;
-                    }
+                    long raceSignatures = KwikDetachAtScaleTest.raceSignatures(server.jvm.stdout());
                     // kwik's closing and draining states end and the server forgets the connections: waited for, at
                     // most SafetyIt.AFTER_CLOSE_SECONDS (past kwik's idle timeout), so a held object fails by what holds
                     // it, not by time
