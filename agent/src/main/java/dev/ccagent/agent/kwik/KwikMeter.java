@@ -1,7 +1,9 @@
 package dev.ccagent.agent.kwik;
 
 import dev.ccagent.agent.config.AgentConfig;
+import dev.ccagent.agent.connection.LiveConnections;
 import dev.ccagent.agent.detect.SpinDetector;
+
 import dev.ccagent.agent.measure.ConnectionMeter;
 import dev.ccagent.cc.CcSnapshot;
 import net.bytebuddy.agent.builder.AgentBuilder;
@@ -183,6 +185,11 @@ public final class KwikMeter implements ConnectionMeter.Owner {
     public static void senderStopped(Object cc) {
         if (cc instanceof KwikControllerAdapter) {
             KwikControllerAdapter adapter = (KwikControllerAdapter) cc;
+            try {
+                LiveConnections.closed(adapter);
+            } catch (Throwable ignored) {
+                // never break kwik's close
+            }
             try {
                 adapter.meter().meter().close();
             } catch (Throwable ignored) {

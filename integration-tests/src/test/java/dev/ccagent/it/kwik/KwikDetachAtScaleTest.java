@@ -41,8 +41,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * of them live at the JMX detach. While they go on, the agent is attached again with the same settings (and a
  * second recording); when they have finished, {@value #AFTER} more downloads run. Checked from outside the agent:
  * <ul>
- *   <li>every connection alive at the detach has exactly one {@code ConnectionSummary} with trigger {@code detach}
- *       in the first recording, on the algorithm its {@code AlgorithmAssigned} named, which is the selector's arm
+ *   <li>every transfer has a connection alive at the detach (or is between an abandoned attempt, closed, and its
+ *       retry); every connection the server held then (assigned and
+ *       not closed in the first recording) has exactly one {@code ConnectionSummary} with trigger {@code detach}
+ *       in the first recording, and the only connections closed before it are attempts the client abandoned, on the algorithm its {@code AlgorithmAssigned} named, which is the selector's arm
  *       for its id, with controller {@code detached} (ours until then) or {@code stock} (JDK parser);</li>
  *   <li>none of them is taken up again by the re-attach: the second recording has no event of theirs (kwik's
  *       connections that exist before an attach are not walked), so they end on kwik's controller;</li>
@@ -57,8 +59,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A transfer whose first byte does not come within 10 s is retried and counted (at most
  * {@value #MAX_FIRST_BYTE_STALLS}). Its cause is kwik's, read from both ends' kwik at the stall (the client's
  * {@code STALLSTATE}, the server's {@code STATE}; docs/testing.md): with 200 transfers on 2 cores a new
- * connection's first RTT sample takes 3-7 s (the server's one connector thread answers its Initial late), so
- * kwik's first PTO is 10-22 s away, and a request the server never received is sent again only then.
+ * connection's first RTT sample takes 3-13 s (the server's one connector thread answers its Initial late), so
+ * kwik's first PTO is 10-40 s away, and a request the server never received (dropped by the kernel at the server's
+ * full socket buffer, counted and printed) is sent again only then.
  * Acceptance: about 60 s of two busy JVMs and the relay. Its figures are printed as {@code [it]} lines.
  */
 @Acceptance("detach with 200 live connections and re-attach under load: summaries, nothing held, transfers intact, the stall fix kept")
@@ -69,9 +72,17 @@ class KwikDetachAtScaleTest {
     static final int AFTER = 30;
     /**
      * Transfers whose first byte did not come within 10 s (retried; kwik's PTO after a burst-inflated RTT sample,
-     * docs/testing.md): 0-3 of 200 in 30 runs with the 25 ms ramp (2026-12-05), 1-16 without it.
+     * docs/testing.md): 0-3 of 200 in 30 runs with the 25 ms ramp (2026-12-05), 1-16 without the ramp; on
+     * 2026-12-06's machine, where every transfer took about twice as long (34-63 s), 8, 12, 12, 13, 14 and 16 in six
+     * quiet runs and 9 beside a clean-clone gate run. Each had its request in flight, unacknowledged and not received
+     * by the server (16 of 16 server dumps: no stream); in the runs with 14 and 16 the kernel dropped 18 and 19
+     * datagrams at the server's full socket buffer (kwik's default, 208 kB here), which fits: kwik resends only at
+     * its first PTO, 3 RTT samples of 4-13 s away. 40 is 10 standard deviations above that day's mean (12.5, sd
+     * 2.7): a run fails by chance far less than once in 10,000; it fails when handshakes take several times longer
+     * still (a machine or a kwik change), which is then worth reading. A 50 ms ramp with 5 MB made it worse (17
+     * stalls before all 200 were open).
      */
-    static final int MAX_FIRST_BYTE_STALLS = 20;
+    static final int MAX_FIRST_BYTE_STALLS = 40;
     static final String ARGS = "cc=stock;canary=bbr1:50%;guard=on;fix.kwik-stream-stall=on;fix.kwik-loss-timer=on;log=info";
 
     @Test
@@ -93,6 +104,9 @@ class KwikDetachAtScaleTest {
         long detachAt;
         double secondsUntilForgotten;
         long reattached;
+        long udpDropped;
+        long serverDrops;
+        long relayDrops;
         ForkedJvm jvm = KwikGuardTest.startServer(dir, ARGS, first);
         try (KwikIt.Server server = KwikIt.awaitPort(jvm);
              LinkEmulator link = LinkEmulator.start(new InetSocketAddress("127.0.0.1", server.port),
@@ -101,6 +115,7 @@ class KwikDetachAtScaleTest {
             long pid = server.jvm.pid();
             try (JMXConnector c = JMXConnectorFactory.connect(new JMXServiceURL(SafetyIt.managementUrl(pid)))) {
                 MBeanServerConnection mbs = c.getMBeanServerConnection();
+                long udpBefore = udpReceiveErrors();
                 ForkedJvm client = KwikIt.launchClient(dir, "client", null, Duration.ofSeconds(300),
                         "--port", Integer.toString(link.port()), "--mode", "down", "--bytes", Long.toString(BYTES),
                         "--connections", Integer.toString(LIVE), "--parallel", Integer.toString(LIVE), "--seed", "70",
@@ -124,6 +139,10 @@ class KwikDetachAtScaleTest {
                     reattached = System.nanoTime();
                     int exit = client.waitFor(Duration.ofSeconds(330));
                     run = new KwikIt.ClientRun(exit, client.stdout(), client.stderr(), client.describe());
+                    udpDropped = udpBefore < 0 ? -1 : udpReceiveErrors() - udpBefore;
+                    // the two sockets that live through the test: the server's, and the relay's that every client sends to
+                    serverDrops = udpDrops(server.port);
+                    relayDrops = udpDrops(link.port());
                 } finally {
                     stallWatch.interrupt();
                     stallWatch.join(10_000);
@@ -161,33 +180,49 @@ class KwikDetachAtScaleTest {
         assertTrue(run.allOk(LIVE), "every transfer alive at the detach intact\n" + run.stdout + run.describe + serverErr);
         assertTrue(later.allOk(AFTER), "every transfer after the re-attach intact\n" + later.stdout + later.describe + serverErr);
 
-        // the first recording: every connection alive at the detach has its last summary, on its arm's algorithm
-        // the connections alive at the detach: each transfer's first attempt (a retried one's is in its STALL line)
-        Map<String, String> firstAttempt = new HashMap<>();
-        Set<String> retryIds = new HashSet<>();
+        // each transfer's attempts in order: its stalled ones (STALL lines), then the one that finished (RESULT)
+        Map<String, List<String>> attempts = new HashMap<>();
+        Set<String> stalledIds = new HashSet<>();
         int stalledMidTransfer = 0;
         Matcher stall = STALL.matcher(run.stdout);
         while (stall.find()) {
-            firstAttempt.putIfAbsent(stall.group(1), stall.group(3));
-            retryIds.add(stall.group(3));
+            attempts.computeIfAbsent(stall.group(1), k -> new ArrayList<>()).add(stall.group(3));
+            stalledIds.add(stall.group(3));
             stalledMidTransfer += Long.parseLong(stall.group(2)) > 0 ? 1 : 0;
         }
         for (Matcher m : run.results) {
-            firstAttempt.putIfAbsent(m.group(1), m.group(2));
-            retryIds.add(m.group(2));
+            attempts.computeIfAbsent(m.group(1), k -> new ArrayList<>()).add(m.group(2));
         }
-        Set<String> liveIds = new HashSet<>(firstAttempt.values());
-        retryIds.removeAll(liveIds); // the later attempts of retried transfers, made after the detach
-        assertEquals(LIVE, liveIds.size(), "distinct connections: " + liveIds.size());
+        assertEquals(LIVE, attempts.size(), "transfers: " + attempts.size());
+        Set<String> clientIds = new HashSet<>();
+        attempts.values().forEach(clientIds::addAll);
+
+        // the first recording: the connections the server held at the detach are those assigned and not closed
+        // before it; each has exactly one detach summary. A first attempt that waited 10 s for its first byte was
+        // abandoned by the client; if the server closed it before the detach its retry was the live one (one run
+        // beside a gate run on 2026-12-06; or the retry came after the detach), and one the server had not yet closed
+        // is closed out with the others.
         Events one = Events.of(RecordingFile.readAllEvents(first));
+        Set<String> heldAtDetach = new HashSet<>(one.assigned.keySet());
+        heldAtDetach.removeAll(one.closeSummaries.keySet());
+        assertEquals(heldAtDetach, one.lastSummaries.keySet(), "detach summaries for exactly the connections held at the detach");
+        Set<String> closedBefore = new HashSet<>(one.closeSummaries.keySet());
+        closedBefore.removeAll(stalledIds);
+        assertTrue(closedBefore.isEmpty(), "no connection closed before the detach but abandoned attempts: " + closedBefore);
+        // every transfer had a connection at the detach, or was between two attempts: one abandoned and closed before
+        int betweenAttempts = 0;
+        for (Map.Entry<String, List<String>> transfer : attempts.entrySet()) {
+            boolean held = transfer.getValue().stream().anyMatch(heldAtDetach::contains);
+            boolean retrying = transfer.getValue().stream().anyMatch(one.closeSummaries::containsKey);
+            assertTrue(held || retrying, "transfer " + transfer.getKey() + " live at the detach: " + transfer.getValue());
+            betweenAttempts += held ? 0 : 1;
+        }
         Map<String, Integer> perArm = new TreeMap<>();
-        for (String id : liveIds) {
-            RecordedEvent assigned = one.assigned.get(id);
-            assertNotNull(assigned, "no AlgorithmAssigned for " + id);
+        for (String id : heldAtDetach) {
+            assertTrue(clientIds.contains(id), "a connection the client made: " + id);
             String[] predicted = KwikGuardTest.predictArm(id, 50, "bbr1");
-            assertEquals(predicted[1], assigned.getString(EventFields.ALGORITHM), "arm of " + id);
+            assertEquals(predicted[1], one.assigned.get(id).getString(EventFields.ALGORITHM), "arm of " + id);
             List<RecordedEvent> last = one.lastSummaries.get(id);
-            assertNotNull(last, "no detach summary for " + id);
             assertEquals(1, last.size(), "one detach summary for " + id + ": " + last);
             // the summary covers the connection's time on the agent: the algorithm it ran, not kwik's that took over
             assertEquals(predicted[1], last.get(0).getString(EventFields.ALGORITHM), "summary of " + id);
@@ -196,18 +231,22 @@ class KwikDetachAtScaleTest {
             assertTrue(last.get(0).getLong(EventFields.BYTES_SENT) > 0, "bytes sent before the detach: " + last.get(0));
             perArm.merge(predicted[1], 1, Integer::sum);
         }
-        assertEquals(liveIds, one.lastSummaries.keySet(), "detach summaries only for the live connections");
         // the canary's connections ran our controller and are handed to kwik's; the default arm's ran kwik's all along
         assertTrue(serverErr.contains(perArm.getOrDefault("bbr1", 0) + " existing kwik connection(s) handed to kwik's controller; "
-                + LIVE + " measured connection(s) closed out"), perArm + "\n" + serverErr);
-        assertTrue(one.closeSummaries.isEmpty(), "no connection closed before the detach: " + one.closeSummaries);
+                + heldAtDetach.size() + " measured connection(s) closed out"), perArm + "\n" + serverErr);
+        Set<String> firstAttachIds = new HashSet<>(one.assigned.keySet());
+        Set<String> foreign = new HashSet<>(firstAttachIds);
+        foreign.removeAll(clientIds);
+        assertTrue(foreign.isEmpty(), "connections the client did not make: " + foreign);
+        Set<String> retryIds = new HashSet<>(clientIds);
+        retryIds.removeAll(firstAttachIds); // the later attempts of retried transfers, made after the detach
 
         // the second recording: none of them again, the later ones on the selector's arms, no verdict carried over
         Events two = Events.of(RecordingFile.readAllEvents(second));
         Set<String> seenAgain = new HashSet<>(two.assigned.keySet());
         seenAgain.addAll(two.closeSummaries.keySet());
         seenAgain.addAll(two.lastSummaries.keySet());
-        seenAgain.retainAll(liveIds);
+        seenAgain.retainAll(firstAttachIds);
         assertTrue(seenAgain.isEmpty(), "connections of the first attach taken up by the second: " + seenAgain);
         Set<String> laterIds = new HashSet<>();
         Map<String, Integer> laterPerArm = new TreeMap<>();
@@ -244,10 +283,10 @@ class KwikDetachAtScaleTest {
         long metersAtEnd = SafetyIt.instances(histogramAtEnd, "dev.ccagent.agent.measure.ConnectionMeter");
         long adaptersAtEnd = SafetyIt.instances(histogramAtEnd, "dev.ccagent.agent.kwik.KwikControllerAdapter");
         long bbrAtEnd = SafetyIt.instances(histogramAtEnd, HeapClasses.ALGORITHM_CLASSES.get("bbr1"));
-        System.out.printf("[it] detach at scale: open %d before the detach, %d right after; %d still running once re-attached (%.1f s later); detach summaries %d (%s);"
-                        + " after they closed and a GC (%.1f s): meters %d, adapters %d, Bbr1 %d; stalled attempts %d (%d mid-transfer; at the first byte %d on kwik's timer, %d with none);"
+        System.out.printf("[it] detach at scale: open %d before the detach, %d right after; %d still running once re-attached (%.1f s later); detach summaries %d (%s), %d closed before it, %d transfers between attempts;"
+                        + " after they closed and a GC (%.1f s): meters %d, adapters %d, Bbr1 %d; stalled attempts %d (%d mid-transfer; at the first byte %d on kwik's timer, %d with none); UDP datagrams the kernel dropped for full receive buffers %d (the server's socket %d, the relay's from the clients %d, the rest the clients' and the relay's toward the server);"
                         + " after the re-attach %s (%d closes), guard '%s'; at the end meters %d, adapters %d, Bbr1 %d; client seconds %s%n",
-                openAtDetach, openAfterDetach, runningAtReattach, (reattached - detachAt) / 1e9, one.lastSummaries.size(), perArm, secondsUntilForgotten, meters, adapters, bbr, run.retries(), stalledMidTransfer, waitingOnTimer, noTimer,
+                openAtDetach, openAfterDetach, runningAtReattach, (reattached - detachAt) / 1e9, one.lastSummaries.size(), perArm, one.closeSummaries.size(), betweenAttempts, secondsUntilForgotten, meters, adapters, bbr, run.retries(), stalledMidTransfer, waitingOnTimer, noTimer, udpDropped, serverDrops, relayDrops,
                 laterPerArm, two.closeSummaries.size(), guardState, metersAtEnd, adaptersAtEnd, bbrAtEnd, seconds(run));
         run.stdout.lines().filter(l -> l.startsWith("STALL")).forEach(l -> System.out.println("[it] " + l));
         serverOut.lines().filter(l -> l.startsWith("STATE")).forEach(l -> System.out.println("[it] server " + l));
@@ -332,6 +371,39 @@ class KwikDetachAtScaleTest {
         t.setDaemon(true);
         t.start();
         return t;
+    }
+
+    /**
+     * The machine's UDP receive-buffer drops so far ({@code RcvbufErrors} of {@code /proc/net/snmp}): datagrams the
+     * kernel discarded because a socket's receive buffer was full; {@code -1} where that file is not there.
+     */
+    static long udpReceiveErrors() {
+        try {
+            List<String> udp = Files.readAllLines(Path.of("/proc/net/snmp")).stream().filter(l -> l.startsWith("Udp: ")).toList();
+            List<String> names = List.of(udp.get(0).trim().split("\\s+"));
+            String[] values = udp.get(1).trim().split("\\s+");
+            return Long.parseLong(values[names.indexOf("RcvbufErrors")]);
+        } catch (java.io.IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** The kernel's drops for full receive buffers of the open UDP socket bound to {@code port} ({@code /proc/net/udp}, {@code udp6}); -1 if none. */
+    static long udpDrops(int port) {
+        try {
+            String hexPort = String.format(java.util.Locale.ROOT, ":%04X", port);
+            for (String table : List.of("/proc/net/udp", "/proc/net/udp6")) { // Java's sockets are mostly IPv6 ones
+                for (String line : Files.readAllLines(Path.of(table))) {
+                    String[] f = line.trim().split("\\s+");
+                    if (f.length > 12 && f[1].endsWith(hexPort)) {
+                        return Long.parseLong(f[f.length - 1]);
+                    }
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux
+        }
+        return -1;
     }
 
     /** The client's transfer times, min-max. */
