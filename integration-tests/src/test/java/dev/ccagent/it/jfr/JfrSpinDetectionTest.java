@@ -131,7 +131,7 @@ class JfrSpinDetectionTest {
                 + ".quantum-ratio=0.002;jfr=" + rec + ";profile-on-spin=" + prof + ";log=debug", ANSWER)) {
             long answered = ServerProcess.client(server.port, UPLOAD, 0, 90, () -> { });
             assertEquals(ANSWER, answered, server.output());
-            Thread.sleep(2_500); // two more detector windows and one more periodic state
+            Thread.sleep(2_500); // two more detector windows
             assertFalse(server.output().contains("send-loop spin"), server.output());
             assertFalse(server.output().contains("ACK-only send loop"), server.output());
             serverLog = server.output();
@@ -168,7 +168,16 @@ class JfrSpinDetectionTest {
             assertTrue(e.getLong(EventFields.BYTES_ACKED) >= lastAcked, "bytes acked never decrease: " + e);
             lastAcked = e.getLong(EventFields.BYTES_ACKED);
         }
-        assertTrue(lastAcked >= ANSWER, "the server's answer was acknowledged: " + lastAcked);
+        // the periodic states end at the connection's close (it leaves the agent's registry then); its close summary
+        // holds the last figures: the whole answer acknowledged, no fewer bytes than the last state counted
+        List<RecordedEvent> closes = s.events(EventNames.CONNECTION_SUMMARY).stream()
+                .filter(e -> "close".equals(e.getString(EventFields.TRIGGER)) && "server".equals(e.getString(EventFields.ROLE))
+                        && algorithm.equals(e.getString(EventFields.ALGORITHM)))
+                .collect(Collectors.toList());
+        assertEquals(1, closes.size(), "the connection's close summary: " + closes);
+        long acked = closes.get(0).getLong(EventFields.BYTES_ACKED);
+        assertTrue(acked >= ANSWER, "the server's answer was acknowledged: " + acked);
+        assertTrue(acked >= lastAcked, "the close summary counts at least the last state's bytes: " + acked + " < " + lastAcked);
         assertTrue(states.stream().anyMatch(e -> "periodic".equals(e.getString(EventFields.TRIGGER))));
         for (RecordedEvent e : s.events(EventNames.SEND_PATH_ALLOCATION)) {
             assertFalse(e.getBoolean(EventFields.FLAGGED), "no allocation storm: " + e);

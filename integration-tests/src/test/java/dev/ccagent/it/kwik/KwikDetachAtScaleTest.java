@@ -41,11 +41,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * of them live at the JMX detach. While they go on, the agent is attached again with the same settings (and a
  * second recording); when they have finished, {@value #AFTER} more downloads run. Checked from outside the agent:
  * <ul>
- *   <li>every transfer has a connection alive at the detach (or is between an abandoned attempt, closed, and its
- *       retry); every connection the server held then (assigned and
- *       not closed in the first recording) has exactly one {@code ConnectionSummary} with trigger {@code detach}
- *       in the first recording, and the only connections closed before it are attempts the client abandoned, on the algorithm its {@code AlgorithmAssigned} named, which is the selector's arm
- *       for its id, with controller {@code detached} (ours until then) or {@code stock} (JDK parser);</li>
+ *   <li>every connection the server held at the detach (assigned and not closed in the first recording) has
+ *       exactly one {@code ConnectionSummary} with trigger {@code detach} there, on the algorithm its
+ *       {@code AlgorithmAssigned} named, which is the selector's arm for its id, with controller {@code detached}
+ *       (ours until then) or {@code stock} (JDK parser); the detach's log line counts exactly those; every transfer
+ *       has one of its connections among them, or is between an abandoned attempt (closed before the detach) and
+ *       its retry, and the only connections closed before the detach are attempts the client abandoned;</li>
  *   <li>none of them is taken up again by the re-attach: the second recording has no event of theirs (kwik's
  *       connections that exist before an attach are not walked), so they end on kwik's controller;</li>
  *   <li>once they have closed and a full GC ran, no agent object per connection is left ({@code GC.class_histogram});</li>
