@@ -8,7 +8,8 @@ import java.util.WeakHashMap;
 /**
  * The registry of live connections whose congestion control the agent runs (today kwik's adapters
  * register here), held weakly (a side table: nothing is added to the library's classes, so late
- * attach can retransform them), from its creation to its close. Read by periodic JFR events, the spin detector, detach and status.
+ * attach can retransform them), from its creation to its close. Read by periodic JFR events, the spin
+ * detector, detach and status.
  */
 public final class LiveConnections {
 

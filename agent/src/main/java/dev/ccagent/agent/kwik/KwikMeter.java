@@ -3,7 +3,6 @@ package dev.ccagent.agent.kwik;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.connection.LiveConnections;
 import dev.ccagent.agent.detect.SpinDetector;
-
 import dev.ccagent.agent.measure.ConnectionMeter;
 import dev.ccagent.cc.CcSnapshot;
 import net.bytebuddy.agent.builder.AgentBuilder;
