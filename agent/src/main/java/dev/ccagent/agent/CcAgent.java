@@ -75,20 +75,35 @@ public final class CcAgent {
         }
     }
 
-    /** Puts a validated configuration in force: installs the instrumentation once, then only swaps the config. */
+    /**
+     * Puts a validated configuration in force, the same way on a first start, a {@code set} and a second
+     * attach: each subsystem gets it through one {@code apply} of its own, in this order: the log level,
+     * the runtime's configuration (read by every hook per connection), JFR (before the instrumentation,
+     * so that the modules' applied/skipped events land in the recording), the spin detector, and the
+     * instrumentation, which is installed once and then only reads the configuration.
+     */
     static synchronized void apply(AgentConfig config, String how) {
         AgentLog.setLevel(config.logLevel());
+        boolean installing = transformer == null;
+        AgentRuntime.setConfig(config);
+        AgentJfr.apply(config, installing ? ("attach".equals(how) ? "attached" : "installed") : "reconfigured",
+                installing ? config + "; Java " + Runtime.version() : how + ": " + config);
+        applyDetector(config);
+        applyInstrumentation(config);
+        AgentLog.info(installing ? "installed on " + how + " (" + config + "); Java " + Runtime.version()
+                : "reconfigured on " + how + ": " + config);
+    }
+
+    /**
+     * The instrumentation's part of {@link #apply}: the hooks, the fixes of the libraries' own bugs and
+     * the pacing timer are installed by the first configuration; a later one changes nothing here (the
+     * hooks read the runtime's configuration).
+     */
+    private static void applyInstrumentation(AgentConfig config) {
         if (transformer != null) {
-            AgentRuntime.setConfig(config);
-            AgentLog.info("reconfigured on " + how + ": " + config);
-            AgentJfr.reconfigured(config, how);
-            applyDetector(config);
             return;
         }
         List<TargetModule> modules = Installer.modules(config);
-        AgentRuntime.setConfig(config);
-        AgentJfr.started(config, how); // before install: module applied/skipped events land in the recording
-        applyDetector(config);
         transformer = Installer.install(instrumentation, modules);
         try {
             fixes = Installer.replaceFixes(instrumentation, modules, fixes);
@@ -96,7 +111,6 @@ public final class CcAgent {
             AgentLog.error("the fixes of the libraries' own bugs were not installed; those classes run as released", t);
         }
         startTimer();
-        AgentLog.info("installed on " + how + " (" + config + "); Java " + Runtime.version());
     }
 
     /**

@@ -7,7 +7,7 @@ import dev.ccagent.jfr.JfrSwitch;
 /**
  * The agent's JFR lifecycle, called by {@code CcAgent}: the JFR switch and periodic hook, the
  * agent's own recording ({@code jfr=}) and lifecycle events. (The spin detector, which writes into
- * the recording, is started after {@link #started} and stopped before {@link #detached} by
+ * the recording, is started after {@link #apply} and stopped before {@link #detached} by
  * {@code CcAgent}.) Everything here fails open.
  */
 public final class AgentJfr {
@@ -15,36 +15,26 @@ public final class AgentJfr {
     private AgentJfr() {
     }
 
-    /** First start (premain or first attach). */
-    public static void started(AgentConfig config, String how) {
+    /**
+     * Puts a configuration in force, on a first start, a {@code set} and a second attach alike: the JFR
+     * switch and the periodic hook (each once), the agent's own recording when the configuration asks
+     * for one and none runs, and a lifecycle event ({@code installed}, {@code attached} or
+     * {@code reconfigured}, with its detail).
+     */
+    public static void apply(AgentConfig config, String lifecycle, String detail) {
         try {
             if (JfrSwitch.install()) {
                 CongestionStatePoller.register();
-                if (config.jfrFile() != null) {
+                if (config.jfrFile() != null && AgentRecording.destination() == null) {
                     AgentRecording.start(config.jfrFile(), config.jfrMaxSizeBytes(), config.jfrMaxAgeNanos());
                 }
                 JfrSwitch.refresh();
             } else if (config.jfrFile() != null) {
                 AgentLog.warn("jfr=" + config.jfrFile() + ": this runtime has no jdk.jfr module; no recording");
             }
-            CcJfr.lifecycle("attach".equals(how) ? "attached" : "installed", null, null,
-                    config + "; Java " + Runtime.version());
+            CcJfr.lifecycle(lifecycle, null, null, detail);
         } catch (Throwable t) {
-            AgentLog.error("observability start-up failed; congestion control is unaffected", t);
-        }
-    }
-
-    /** A running agent got a new configuration. */
-    public static void reconfigured(AgentConfig config, String how) {
-        try {
-            if (config.jfrFile() != null && AgentRecording.destination() == null && JfrSwitch.install()) {
-                CongestionStatePoller.register();
-                AgentRecording.start(config.jfrFile(), config.jfrMaxSizeBytes(), config.jfrMaxAgeNanos());
-                JfrSwitch.refresh();
-            }
-            CcJfr.lifecycle("reconfigured", null, null, how + ": " + config);
-        } catch (Throwable t) {
-            AgentLog.error("observability reconfiguration failed", t);
+            AgentLog.error("observability " + lifecycle + " failed; congestion control is unaffected", t);
         }
     }
 
