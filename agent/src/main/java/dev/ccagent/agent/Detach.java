@@ -24,26 +24,21 @@ final class Detach {
         } catch (Throwable t) {
             AgentLog.warn("detach: kwik connections could not all be handed back: " + t);
         }
-        try {
-            AgentRuntime.stopTimer();
-        } catch (Throwable t) {
-            AgentLog.warn("detach: pacing timer not stopped: " + t);
-        }
-        try {
-            dev.ccagent.agent.runtime.FallbackLog.stop(); // the pending summary lines, and its thread
-        } catch (Throwable t) {
-            AgentLog.warn("detach: fallback summary not stopped: " + t);
-        }
-        try {
-            dev.ccagent.agent.instrument.Transformed.forget(); // what events report as applied
-        } catch (Throwable t) {
-            AgentLog.warn("detach: the record of transformed types not cleared: " + t);
-        }
-        try {
-            ControllerFactory.clearCache();
-        } catch (Throwable t) {
-            AgentLog.warn("detach: controller cache not cleared: " + t);
-        }
+        step(AgentRuntime::stopTimer, "pacing timer not stopped");
+        // the pending summary lines, and its thread
+        step(dev.ccagent.agent.runtime.FallbackLog::stop, "fallback summary not stopped");
+        // what events report as applied
+        step(dev.ccagent.agent.instrument.Transformed::forget, "the record of transformed types not cleared");
+        step(ControllerFactory::clearCache, "controller cache not cleared");
         return switched;
+    }
+
+    /** One step of the detach; a failure is logged and the next step runs. */
+    private static void step(Runnable step, String failure) {
+        try {
+            step.run();
+        } catch (Throwable t) {
+            AgentLog.warn("detach: " + failure + ": " + t);
+        }
     }
 }

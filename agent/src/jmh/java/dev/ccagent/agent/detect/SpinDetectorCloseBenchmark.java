@@ -1,21 +1,14 @@
 package dev.ccagent.agent.detect;
 
+import dev.ccagent.agent.AgentBenchmark;
 import dev.ccagent.agent.connection.SendTelemetry;
 import dev.ccagent.agent.config.AgentArgs;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
-
-import java.util.concurrent.TimeUnit;
 
 /**
  * What the spin detector's close hook costs the thread that closes a connection (kwik's
@@ -24,12 +17,7 @@ import java.util.concurrent.TimeUnit;
  * window), as in a server; the same two live threads stand for the connection's sender and receiver.
  */
 @State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(1)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class SpinDetectorCloseBenchmark {
+public class SpinDetectorCloseBenchmark extends AgentBenchmark {
 
     private final SendTelemetry telemetry = new SendTelemetry("bench", true);
     private Thread receiver;

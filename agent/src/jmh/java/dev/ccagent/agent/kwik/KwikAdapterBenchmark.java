@@ -1,20 +1,15 @@
 package dev.ccagent.agent.kwik;
 
+import dev.ccagent.agent.AgentBenchmark;
 import dev.ccagent.agent.config.AgentArgs;
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.select.ControllerFactory;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 import tech.kwik.core.cc.CongestionControlEventListener;
 import tech.kwik.core.common.EncryptionLevel;
 import tech.kwik.core.common.PnSpace;
@@ -29,7 +24,6 @@ import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The per-packet and per-ACK cost of the kwik adapter (what kwik calls on its sender and receiver
@@ -40,12 +34,7 @@ import java.util.concurrent.TimeUnit;
  * the localhost case.
  */
 @State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(1)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class KwikAdapterBenchmark {
+public class KwikAdapterBenchmark extends AgentBenchmark {
 
     /** A 1-RTT packet of a fixed size whose number the benchmark sets. */
     static final class BenchPacket extends QuicPacket {

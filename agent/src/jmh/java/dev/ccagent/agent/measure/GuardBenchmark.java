@@ -1,19 +1,12 @@
 package dev.ccagent.agent.measure;
 
+import dev.ccagent.agent.AgentBenchmark;
 import dev.ccagent.agent.config.AgentArgs;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
-
-import java.util.concurrent.TimeUnit;
 
 /**
  * What a connection close costs the library's closing thread with {@code guard=on} (kwik's sender or
@@ -23,12 +16,7 @@ import java.util.concurrent.TimeUnit;
  * runs on a library's thread.
  */
 @State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(1)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class GuardBenchmark {
+public class GuardBenchmark extends AgentBenchmark {
 
     ArmStats base;
     ArmStats canary;

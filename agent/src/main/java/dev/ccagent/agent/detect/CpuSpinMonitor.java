@@ -13,7 +13,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -94,14 +93,15 @@ public final class CpuSpinMonitor {
     }
 
     /** Held weakly (see {@link #addSource}). */
-    private static final List<java.lang.ref.WeakReference<Source>> SOURCES = new CopyOnWriteArrayList<>();
+    private static final WeakSources<Source> SOURCES = new WeakSources<>("cpu-spin-source",
+            "CPU spin monitor could not read a library's connections");
 
     /**
      * Adds a module's connections to every tick (once per module). Held weakly: the module keeps the
      * source in a static field, so a source defined in an application's loader never pins that loader.
      */
     public static void addSource(Source source) {
-        SOURCES.add(new java.lang.ref.WeakReference<>(source));
+        SOURCES.add(source);
     }
 
     private static volatile CpuSpinMonitor current;
@@ -281,18 +281,7 @@ public final class CpuSpinMonitor {
     void tick(long now) {
         tick++;
         List<Reading> readings = new ArrayList<>();
-        SOURCES.removeIf(ref -> ref.get() == null);
-        for (java.lang.ref.WeakReference<Source> ref : SOURCES) {
-            Source s = ref.get();
-            if (s == null) {
-                continue;
-            }
-            try {
-                s.forEach(readings::add);
-            } catch (Throwable t) {
-                AgentLog.warnOnce("cpu-spin-source", "CPU spin monitor could not read a library's connections", t);
-            }
-        }
+        SOURCES.readEach(s -> s.forEach(readings::add));
         for (Reading r : readings) {
             if (r.key == null || r.threadId == 0) {
                 continue;

@@ -11,7 +11,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 /**
@@ -103,14 +102,15 @@ public final class StreamStallMonitor {
         void forEach(Consumer<Reading> sink);
     }
 
-    private static final List<java.lang.ref.WeakReference<Source>> SOURCES = new CopyOnWriteArrayList<>();
+    private static final WeakSources<Source> SOURCES = new WeakSources<>("stream-stall-source",
+            "stream stall monitor could not read a library's streams");
 
     /**
      * Adds a module's streams to every sample. Held weakly: the module keeps the source in a static
      * field, so a source defined in an application's loader never pins that loader.
      */
     public static void addSource(Source source) {
-        SOURCES.add(new java.lang.ref.WeakReference<>(source));
+        SOURCES.add(source);
     }
 
     /** A stream seen stalled, since {@link #firstNanos} with these figures. */
@@ -181,6 +181,7 @@ public final class StreamStallMonitor {
      */
     private final Map<Object, Track> tracks = new IdentityHashMap<>();
     private final Consumer<Reading> sink = this::accept;
+    private final Consumer<Source> readSource = s -> s.forEach(sink);
     private long tick;
     private long now;
 
@@ -242,18 +243,7 @@ public final class StreamStallMonitor {
     void tick(long now) {
         tick++;
         this.now = now;
-        SOURCES.removeIf(ref -> ref.get() == null);
-        for (java.lang.ref.WeakReference<Source> ref : SOURCES) {
-            Source s = ref.get();
-            if (s == null) {
-                continue;
-            }
-            try {
-                s.forEach(sink);
-            } catch (Throwable t) {
-                AgentLog.warnOnce("stream-stall-source", "stream stall monitor could not read a library's streams", t);
-            }
-        }
+        SOURCES.readEach(readSource);
         for (Iterator<Track> it = tracks.values().iterator(); it.hasNext(); ) {
             Track t = it.next();
             if (t.seen != tick) { // the stream or its connection is gone

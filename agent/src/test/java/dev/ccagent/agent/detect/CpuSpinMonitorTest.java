@@ -59,6 +59,21 @@ class CpuSpinMonitorTest {
     }
 
     /** Advances 250 ms: thread CPU by {@code share}, then samples. */
+    /** {@link #conn}, read from the next period on, its thread's CPU counted from 0. */
+    CpuSpinMonitor.Reading watched(Object key, long thread, boolean shared) {
+        CpuSpinMonitor.Reading r = conn(key, thread, shared);
+        readings.add(r);
+        cpu.put(thread, 0L);
+        return r;
+    }
+
+    /** {@code n} periods of {@link #period}. */
+    void periods(int n, long thread, double share) {
+        for (int i = 0; i < n; i++) {
+            period(thread, share);
+        }
+    }
+
     void period(long thread, double share) {
         now += 250 * MS;
         cpu.merge(thread, (long) (share * 250 * MS), Long::sum);
@@ -67,10 +82,8 @@ class CpuSpinMonitorTest {
 
     @Test
     void cpuBoundBulkTransferIsNoSpin() {
-        CpuSpinMonitor.Reading r = conn("bulk", 1, false);
+        CpuSpinMonitor.Reading r = watched("bulk", 1, false);
         r.appBytes = 0;
-        readings.add(r);
-        cpu.put(1L, 0L);
         for (int i = 0; i < 40; i++) {
             r.appBytes += 5_000_000; // 20 MB/s at a full core
             period(1, 1.0);
@@ -80,22 +93,14 @@ class CpuSpinMonitorTest {
 
     @Test
     void cpuWithoutProgressIsASpinThatEndsWithProgress() {
-        CpuSpinMonitor.Reading r = conn("stuck", 2, false);
+        CpuSpinMonitor.Reading r = watched("stuck", 2, false);
         r.appBytes = 1000;
-        readings.add(r);
-        cpu.put(2L, 0L);
-        for (int i = 0; i < 7; i++) {
-            period(2, 1.0);
-        }
+        periods(7, 2, 1.0);
         assertEquals(0, CpuSpinMonitor.episodes(), "not before a full 2 s window");
-        for (int i = 0; i < 3; i++) {
-            period(2, 1.0);
-        }
+        periods(3, 2, 1.0);
         assertEquals(1, CpuSpinMonitor.episodes());
         assertEquals(1, CpuSpinMonitor.ongoing());
-        for (int i = 0; i < 8; i++) {
-            period(2, 1.0);
-        }
+        periods(8, 2, 1.0);
         assertEquals(1, CpuSpinMonitor.episodes(), "one episode, however long");
         for (int i = 0; i < 4; i++) {
             r.appBytes += 200_000;
@@ -109,14 +114,10 @@ class CpuSpinMonitorTest {
     void anEpisodeIsCountedOnTheConnectionsArm() {
         dev.ccagent.agent.measure.ArmStats arm = dev.ccagent.agent.measure.ArmStats.of("test", "canary", "spin-arm");
         long before = arm.getAlarms();
-        CpuSpinMonitor.Reading r = conn("armed", 7, false);
+        CpuSpinMonitor.Reading r = watched("armed", 7, false);
         r.appBytes = 1000;
         r.arm = arm;
-        readings.add(r);
-        cpu.put(7L, 0L);
-        for (int i = 0; i < 20; i++) {
-            period(7, 1.0);
-        }
+        periods(20, 7, 1.0);
         assertEquals(1, CpuSpinMonitor.ongoing());
         assertEquals(before + 1, arm.getAlarms(), "one episode, one count on the arm");
     }
@@ -127,18 +128,14 @@ class CpuSpinMonitorTest {
         java.nio.file.Path file = dir.resolve("spin.jfr");
         List<jdk.jfr.consumer.RecordedEvent> atDetection;
         List<jdk.jfr.consumer.RecordedEvent> all;
-        try (jdk.jfr.Recording rec = cpuSpinRecording()) {
-            CpuSpinMonitor.Reading r = conn("open", 5, false);
+        try (jdk.jfr.Recording rec = TestRecordings.of(EventNames.CPU_SPIN)) {
+            CpuSpinMonitor.Reading r = watched("open", 5, false);
             r.appBytes = 1000;
-            readings.add(r);
-            cpu.put(5L, 0L);
-            for (int i = 0; i < 10; i++) {
-                period(5, 1.0);
-            }
+            periods(10, 5, 1.0);
             assertEquals(1, CpuSpinMonitor.ongoing());
             // a dump taken now, while the spin lasts, holds it
             rec.dump(file);
-            atDetection = spins(file);
+            atDetection = TestRecordings.read(file, EventNames.CPU_SPIN);
             // the one committed at detection, and the dump's own chunk end (the end-of-chunk hook) may add one
             assertTrue(atDetection.size() >= 1 && atDetection.size() <= 2, "committed at detection: " + atDetection);
             assertTrue(atDetection.stream().allMatch(e -> "ongoing".equals(e.getString(EventFields.ENDED_BY))), atDetection.toString());
@@ -155,7 +152,7 @@ class CpuSpinMonitorTest {
             assertEquals(List.of(), CpuSpinMonitor.openEpisodes());
             rec.stop();
             rec.dump(file);
-            all = spins(file);
+            all = TestRecordings.read(file, EventNames.CPU_SPIN);
         }
         long id = atDetection.get(0).getLong(EventFields.EPISODE_ID);
         assertTrue(id > 0);
@@ -183,11 +180,9 @@ class CpuSpinMonitorTest {
     void anEpisodeOpenWhenTheRecordingStopsIsCommittedAsOngoing(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
         java.nio.file.Path file = dir.resolve("open.jfr");
-        try (jdk.jfr.Recording rec = cpuSpinRecording()) {
-            CpuSpinMonitor.Reading r = conn("at-stop", 6, false);
+        try (jdk.jfr.Recording rec = TestRecordings.of(EventNames.CPU_SPIN)) {
+            CpuSpinMonitor.Reading r = watched("at-stop", 6, false);
             r.appBytes = 0;
-            readings.add(r);
-            cpu.put(6L, 0L);
             for (int i = 0; i < 13; i++) { // detected, then 1 s more: no periodic event yet
                 period(6, 1.0);
             }
@@ -195,33 +190,12 @@ class CpuSpinMonitorTest {
             rec.stop(); // the chunk ends: JFR runs the end-of-chunk hook
             rec.dump(file);
         }
-        List<jdk.jfr.consumer.RecordedEvent> all = spins(file);
+        List<jdk.jfr.consumer.RecordedEvent> all = TestRecordings.read(file, EventNames.CPU_SPIN);
         assertEquals(2, all.size(), "at detection and at the recording's end: " + all);
         assertTrue(all.stream().allMatch(e -> "ongoing".equals(e.getString(EventFields.ENDED_BY))), all.toString());
         long age = all.stream().mapToLong(e -> e.getLong(EventFields.EPISODE_DURATION)).max().orElse(0);
         // established over 2 s (8 periods), then 1 s more: the chunk-end event has the latest tick's figures
         assertEquals(3_000 * MS, age, 10 * MS, "the figures of the latest tick: " + all);
-    }
-
-    /** A running recording of CpuSpin events, with the agent's JFR switch on. */
-    static jdk.jfr.Recording cpuSpinRecording() {
-        dev.ccagent.jfr.JfrSwitch.install();
-        jdk.jfr.Recording rec = new jdk.jfr.Recording();
-        rec.enable(EventNames.CPU_SPIN);
-        rec.start();
-        dev.ccagent.jfr.JfrSwitch.refresh();
-        return rec;
-    }
-
-    static List<jdk.jfr.consumer.RecordedEvent> spins(java.nio.file.Path file) throws java.io.IOException {
-        List<jdk.jfr.consumer.RecordedEvent> out = new ArrayList<>();
-        for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(file)) {
-            if (e.getEventType().getName().equals(EventNames.CPU_SPIN)) {
-                out.add(e);
-            }
-        }
-        out.sort(java.util.Comparator.comparing(jdk.jfr.consumer.RecordedEvent::getEndTime));
-        return out;
     }
 
     @Test
@@ -240,16 +214,12 @@ class CpuSpinMonitorTest {
             while (loop.getState() != Thread.State.RUNNABLE) {
                 Thread.sleep(5);
             }
-            CpuSpinMonitor.Reading idle = conn("idle-quic", 7, true);
+            CpuSpinMonitor.Reading idle = watched("idle-quic", 7, true);
             idle.thread = loop;
             idle.datagrams = 0;
             idle.loopsEntered = 1; // one keep-alive, then nothing
             idle.loopsExited = 1;
-            readings.add(idle);
-            cpu.put(7L, 0L);
-            for (int i = 0; i < 40; i++) {
-                period(7, 0.06); // 6% of a core of TCP work on the same loop
-            }
+            periods(40, 7, 0.06); // 6% of a core of TCP work on the same loop
             assertEquals(0, CpuSpinMonitor.episodes(), "6% of a core on a parked, RUNNABLE event loop is no spin");
             selector.wakeup();
         }
@@ -257,33 +227,23 @@ class CpuSpinMonitorTest {
 
     @Test
     void aBusySharedLoopIsNotBlamedOnAConnectionThatWentIdle() {
-        CpuSpinMonitor.Reading quiet = conn("quiet-quic", 8, true);
+        CpuSpinMonitor.Reading quiet = watched("quiet-quic", 8, true);
         quiet.datagrams = 0;
         quiet.loopsEntered = 0;
         quiet.loopsExited = 0;
-        readings.add(quiet);
-        cpu.put(8L, 0L);
         period(8, 0.1);
         quiet.loopsEntered = 1; // a keep-alive, then idle
         quiet.loopsExited = 1;
-        for (int i = 0; i < 12; i++) {
-            period(8, 0.1);
-        }
-        for (int i = 0; i < 20; i++) {
-            period(8, 1.0); // the loop burns a core on something that is not this connection
-        }
+        periods(12, 8, 0.1);
+        periods(20, 8, 1.0); // the loop burns a core on something that is not this connection
         assertEquals(0, CpuSpinMonitor.episodes(), "an idle connection's send-loop count falls to zero: nobody to blame");
     }
 
     @Test
     void halfACoreIsTheBar() {
-        CpuSpinMonitor.Reading r = conn("light", 3, false);
+        CpuSpinMonitor.Reading r = watched("light", 3, false);
         r.appBytes = 0;
-        readings.add(r);
-        cpu.put(3L, 0L);
-        for (int i = 0; i < 20; i++) {
-            period(3, 0.3);
-        }
+        periods(20, 3, 0.3);
         assertEquals(0, CpuSpinMonitor.episodes());
     }
 
@@ -311,39 +271,28 @@ class CpuSpinMonitorTest {
         // now connection c7 enters connectionSend and never leaves; nothing moves anywhere
         CpuSpinMonitor.Reading stuck = mine.get(7);
         stuck.loopsEntered++;
-        for (int i = 0; i < 12; i++) {
-            period(4, 1.0);
-        }
+        periods(12, 4, 1.0);
         assertEquals(1, CpuSpinMonitor.episodes());
     }
 
     @Test
     void aBusySharedThreadThatNoConnectionExplainsIsNotBlamedOnQuic() {
-        CpuSpinMonitor.Reading a = conn("idle-a", 5, true);
-        CpuSpinMonitor.Reading b = conn("idle-b", 5, true);
+        CpuSpinMonitor.Reading a = watched("idle-a", 5, true);
+        CpuSpinMonitor.Reading b = watched("idle-b", 5, true);
         for (CpuSpinMonitor.Reading r : List.of(a, b)) {
             r.datagrams = 0;
             r.loopsEntered = 0;
             r.loopsExited = 0;
         }
-        readings.add(a);
-        readings.add(b);
-        cpu.put(5L, 0L);
-        for (int i = 0; i < 20; i++) {
-            period(5, 1.0); // the loop burns a core on something else (no QUIC send-loop activity)
-        }
+        periods(20, 5, 1.0); // the loop burns a core on something else (no QUIC send-loop activity)
         assertEquals(0, CpuSpinMonitor.episodes());
     }
 
     @Test
     void anEpisodeEndsWhenTheConnectionCloses() {
-        CpuSpinMonitor.Reading r = conn("closing", 6, false);
+        CpuSpinMonitor.Reading r = watched("closing", 6, false);
         r.appBytes = 0;
-        readings.add(r);
-        cpu.put(6L, 0L);
-        for (int i = 0; i < 10; i++) {
-            period(6, 1.0);
-        }
+        periods(10, 6, 1.0);
         assertEquals(1, CpuSpinMonitor.ongoing());
         r.closed = true;
         period(6, 1.0);

@@ -205,7 +205,7 @@ class StreamStallMonitorTest {
         Path mid = dir.resolve("mid.jfr");
         Path file = dir.resolve("all.jfr");
         List<jdk.jfr.consumer.RecordedEvent> atDetection;
-        try (jdk.jfr.Recording rec = recording()) {
+        try (jdk.jfr.Recording rec = TestRecordings.of(EventNames.STREAM_STALL)) {
             StreamStallMonitor.Reading r = stream("f", true, 2400, 31_000, 30);
             r.writerBlocked = true;
             r.fixOn = false;
@@ -213,7 +213,7 @@ class StreamStallMonitorTest {
             after(1000);
             after(1000);
             rec.dump(mid); // a dump while the stall lasts holds it
-            atDetection = stalls(mid);
+            atDetection = TestRecordings.read(mid, EventNames.STREAM_STALL);
             for (int i = 0; i < 11; i++) { // 11 s more: two periodic events (at 5 s and 10 s after detection)
                 after(1000);
             }
@@ -239,7 +239,7 @@ class StreamStallMonitorTest {
         assertEquals(1_000 * MS, first.getDuration(EventFields.DETECTED_AFTER).toNanos());
         assertEquals(1_000 * MS, first.getDuration(EventFields.EPISODE_DURATION).toNanos());
 
-        List<jdk.jfr.consumer.RecordedEvent> all = stalls(file);
+        List<jdk.jfr.consumer.RecordedEvent> all = TestRecordings.read(file, EventNames.STREAM_STALL);
         long id = first.getLong(EventFields.EPISODE_ID);
         List<jdk.jfr.consumer.RecordedEvent> f = all.stream().filter(e -> e.getLong(EventFields.EPISODE_ID) == id)
                 .collect(Collectors.toList());
@@ -256,25 +256,5 @@ class StreamStallMonitorTest {
                 .collect(Collectors.toList());
         assertEquals(2, g.size(), "at detection and when the recording stopped: " + g);
         assertTrue(g.stream().allMatch(e -> "ongoing".equals(e.getString(EventFields.ENDED_BY))));
-    }
-
-    static jdk.jfr.Recording recording() {
-        dev.ccagent.jfr.JfrSwitch.install();
-        jdk.jfr.Recording rec = new jdk.jfr.Recording();
-        rec.enable(EventNames.STREAM_STALL);
-        rec.start();
-        dev.ccagent.jfr.JfrSwitch.refresh();
-        return rec;
-    }
-
-    static List<jdk.jfr.consumer.RecordedEvent> stalls(Path file) throws java.io.IOException {
-        List<jdk.jfr.consumer.RecordedEvent> out = new ArrayList<>();
-        for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(file)) {
-            if (e.getEventType().getName().equals(EventNames.STREAM_STALL)) {
-                out.add(e);
-            }
-        }
-        out.sort(java.util.Comparator.comparing(jdk.jfr.consumer.RecordedEvent::getEndTime));
-        return out;
     }
 }
