@@ -92,14 +92,10 @@ public final class CpuSpinMonitor {
         void forEach(Consumer<Reading> action);
     }
 
-    /** Held weakly (see {@link #addSource}). */
     private static final WeakSources<Source> SOURCES = new WeakSources<>("cpu-spin-source",
             "CPU spin monitor could not read a library's connections");
 
-    /**
-     * Adds a module's connections to every tick (once per module). Held weakly: the module keeps the
-     * source in a static field, so a source defined in an application's loader never pins that loader.
-     */
+    /** Adds a module's connections to every tick (once per module), held weakly ({@link WeakSources}). */
     public static void addSource(Source source) {
         SOURCES.add(source);
     }

@@ -105,10 +105,7 @@ public final class StreamStallMonitor {
     private static final WeakSources<Source> SOURCES = new WeakSources<>("stream-stall-source",
             "stream stall monitor could not read a library's streams");
 
-    /**
-     * Adds a module's streams to every sample. Held weakly: the module keeps the source in a static
-     * field, so a source defined in an application's loader never pins that loader.
-     */
+    /** Adds a module's streams to every sample, held weakly ({@link WeakSources}). */
     public static void addSource(Source source) {
         SOURCES.add(source);
     }
