@@ -114,12 +114,15 @@ public final class Cli implements Callable<Integer> {
         }
     }
 
-    @Command(name = "attach", mixinStandardHelpOptions = true,
-            description = "Load ccagent into a running JVM (a second attach reconfigures) and show what it applied.")
-    static final class AttachCommand implements Callable<Integer> {
+    /** A command on one JVM, named by its process id (picocli reads the parameter from this superclass). */
+    abstract static class PidCommand implements Callable<Integer> {
         @Parameters(index = "0", description = "process id")
         String pid;
+    }
 
+    @Command(name = "attach", mixinStandardHelpOptions = true,
+            description = "Load ccagent into a running JVM (a second attach reconfigures) and show what it applied.")
+    static final class AttachCommand extends PidCommand {
         @Parameters(index = "1", arity = "0..1", defaultValue = "",
                 description = "agent arguments, e.g. 'cc=bbr1;canary=bbr3:10%%'")
         String args;
@@ -143,10 +146,7 @@ public final class Cli implements Callable<Integer> {
 
     @Command(name = "status", mixinStandardHelpOptions = true,
             description = "Configuration, connections per algorithm and alarms of the agent in a JVM.")
-    static final class StatusCommand implements Callable<Integer> {
-        @Parameters(index = "0", description = "process id")
-        String pid;
-
+    static final class StatusCommand extends PidCommand {
         @Override
         public Integer call() {
             try (TargetJvm t = TargetJvm.attach(pid)) {
@@ -158,10 +158,7 @@ public final class Cli implements Callable<Integer> {
 
     @Command(name = "set", mixinStandardHelpOptions = true,
             description = "Change the configuration for new connections, e.g. set PID cc=bbr1 canary=bbr3:50%%.")
-    static final class SetCommand implements Callable<Integer> {
-        @Parameters(index = "0", description = "process id")
-        String pid;
-
+    static final class SetCommand extends PidCommand {
         @Parameters(index = "1..*", arity = "1..*", description = "KEY=VALUE entries")
         List<String> entries;
 
@@ -192,10 +189,7 @@ public final class Cli implements Callable<Integer> {
 
     @Command(name = "detach", mixinStandardHelpOptions = true,
             description = "New connections get the stock algorithm again; instrumentation is removed where the JVM allows.")
-    static final class DetachCommand implements Callable<Integer> {
-        @Parameters(index = "0", description = "process id")
-        String pid;
-
+    static final class DetachCommand extends PidCommand {
         @Override
         public Integer call() {
             try (TargetJvm t = TargetJvm.attach(pid)) {
