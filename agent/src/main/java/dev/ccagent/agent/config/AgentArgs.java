@@ -4,7 +4,6 @@ import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.cc.registry.Algorithms;
 import dev.ccagent.cc.CcConfigException;
 import dev.ccagent.cc.CcOptions;
-import dev.ccagent.cc.Units;
 
 import java.io.IOException;
 import java.io.Reader;
@@ -245,16 +244,10 @@ public final class AgentArgs {
                         jfr = path(value);
                         break;
                     case "jfr.max-size":
-                        jfrMaxSize = Units.parseBytes(value);
-                        if (jfrMaxSize < (1 << 20)) {
-                            throw new CcConfigException("at least 1MiB");
-                        }
+                        jfrMaxSize = InRange.bytes(value, 1 << 20, Long.MAX_VALUE, "at least 1MiB");
                         break;
                     case "jfr.max-age":
-                        jfrMaxAge = Units.parseDurationNanos(value);
-                        if (jfrMaxAge < 1_000_000_000L) {
-                            throw new CcConfigException("at least 1s");
-                        }
+                        jfrMaxAge = InRange.durationNanos(value, 1_000_000_000L, Long.MAX_VALUE, "at least 1s");
                         break;
                     case "fix.kwik-stream-stall":
                         fixStall = onOff(value);
@@ -273,16 +266,11 @@ public final class AgentArgs {
                         profileDir = path(value);
                         break;
                     case "profile-on-spin.duration":
-                        profileDuration = Units.parseDurationNanos(value);
-                        if (profileDuration < 1_000_000_000L || profileDuration > 300_000_000_000L) {
-                            throw new CcConfigException("between 1s and 5min");
-                        }
+                        profileDuration = InRange.durationNanos(value, 1_000_000_000L, 300_000_000_000L,
+                                "between 1s and 5min");
                         break;
                     case "profile-on-spin.every":
-                        profileEvery = Units.parseDurationNanos(value);
-                        if (profileEvery < 1_000_000_000L) {
-                            throw new CcConfigException("at least 1s");
-                        }
+                        profileEvery = InRange.durationNanos(value, 1_000_000_000L, Long.MAX_VALUE, "at least 1s");
                         break;
                     case "detect":
                         detect = onOff(value);

@@ -1,7 +1,6 @@
 package dev.ccagent.agent.config;
 
 import dev.ccagent.cc.CcConfigException;
-import dev.ccagent.cc.Units;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -121,10 +120,8 @@ public final class CanaryConfig {
                     measure = AgentArgs.onOff(value);
                     break;
                 case "summary.period":
-                    summaryPeriod = Units.parseDurationNanos(value);
-                    if (summaryPeriod < 1_000_000_000L || summaryPeriod > 3_600_000_000_000L) {
-                        throw new CcConfigException("between 1s and 1h");
-                    }
+                    summaryPeriod = InRange.durationNanos(value, 1_000_000_000L, 3_600_000_000_000L,
+                            "between 1s and 1h");
                     break;
                 case "guard":
                     guard = AgentArgs.onOff(value);
@@ -142,10 +139,7 @@ public final class CanaryConfig {
                     }
                     break;
                 case "guard.window":
-                    window = Units.parseDurationNanos(value);
-                    if (window < 10_000_000_000L || window > 86_400_000_000_000L) {
-                        throw new CcConfigException("between 10s and 24h");
-                    }
+                    window = InRange.durationNanos(value, 10_000_000_000L, 86_400_000_000_000L, "between 10s and 24h");
                     break;
                 case "guard.loss-ratio":
                     lossRatio = number(value);

@@ -1,7 +1,6 @@
 package dev.ccagent.agent.config;
 
 import dev.ccagent.cc.CcConfigException;
-import dev.ccagent.cc.Units;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -158,21 +157,15 @@ public final class NettyConfig {
                     pacing = AgentArgs.onOff(value);
                     break;
                 case "netty.pacing.max-burst":
-                    long b = Units.parseBytes(value);
-                    if (b < 1200 || b > (16 << 20)) {
-                        throw new CcConfigException("expected 1200 bytes to 16MiB");
-                    }
-                    maxBurst = (int) b;
+                    maxBurst = (int) InRange.bytes(value, 1200, 16 << 20, "expected 1200 bytes to 16MiB");
                     break;
                 case "netty.stats.period":
                     String v = value.strip().toLowerCase(Locale.ROOT);
                     if (v.equals("off") || v.equals("0")) {
                         statsPeriod = 0;
                     } else {
-                        statsPeriod = Units.parseDurationNanos(value);
-                        if (statsPeriod < 10_000_000L) {
-                            throw new CcConfigException("at least 10ms (or off)");
-                        }
+                        statsPeriod = InRange.durationNanos(value, 10_000_000L, Long.MAX_VALUE,
+                                "at least 10ms (or off)");
                     }
                     break;
                 default:
