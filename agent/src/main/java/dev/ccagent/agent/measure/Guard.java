@@ -390,6 +390,23 @@ public final class Guard {
         }
     }
 
+    /**
+     * The close {@code i} of a batch, taken in time order: paired with the other arm's oldest close still
+     * waiting within the window, or left waiting itself.
+     */
+    private static void arrive(Judge j, CanaryConfig c, Batch batch, int i, boolean canary, long window) {
+        Waiting own = canary ? j.canaryWaiting : j.baseWaiting;
+        Waiting other = canary ? j.baseWaiting : j.canaryWaiting;
+        int w = other.popWithin(batch.at[i], window);
+        if (w < 0) {
+            own.push(batch.at[i], batch.loss[i], batch.rtt[i], batch.goodput[i]);
+        } else if (canary) {
+            pair(j, c, batch.loss[i], batch.rtt[i], batch.goodput[i], other.loss[w], other.rtt[w], other.goodput[w]);
+        } else {
+            pair(j, c, other.loss[w], other.rtt[w], other.goodput[w], batch.loss[i], batch.rtt[i], batch.goodput[i]);
+        }
+    }
+
     private static void judge(ArmStats arm, Judge j, AgentConfig config) {
         CanaryConfig c = config.canary();
         j.lost += arm.guardWindow.copy(j.canaryCursor, j.canaryBatch);
@@ -409,23 +426,9 @@ public final class Guard {
         long window = c.windowNanos();
         while (x < k.n || y < b.n) {
             if (y >= b.n || (x < k.n && k.at[x] - b.at[y] <= 0)) {
-                int w = j.baseWaiting.popWithin(k.at[x], window);
-                if (w >= 0) {
-                    Waiting q = j.baseWaiting;
-                    pair(j, c, k.loss[x], k.rtt[x], k.goodput[x], q.loss[w], q.rtt[w], q.goodput[w]);
-                } else {
-                    j.canaryWaiting.push(k.at[x], k.loss[x], k.rtt[x], k.goodput[x]);
-                }
-                x++;
+                arrive(j, c, k, x++, true, window);
             } else {
-                int w = j.canaryWaiting.popWithin(b.at[y], window);
-                if (w >= 0) {
-                    Waiting q = j.canaryWaiting;
-                    pair(j, c, q.loss[w], q.rtt[w], q.goodput[w], b.loss[y], b.rtt[y], b.goodput[y]);
-                } else {
-                    j.baseWaiting.push(b.at[y], b.loss[y], b.rtt[y], b.goodput[y]);
-                }
-                y++;
+                arrive(j, c, b, y++, false, window);
             }
         }
         long spinsBefore = j.spin != null ? j.spin.trials() : 0;
