@@ -36,6 +36,18 @@ class GuardTest {
                 (long) (1e6 / goodputBytesPerSecond * 1e9), at);
     }
 
+    /**
+     * A close on each arm at {@code now} (the canary's 1 ns later), then the guard's evaluation a second
+     * later; returns that second.
+     */
+    static long closeBothAndEvaluate(ArmStats base, double baseLoss, double baseRtt, double baseGoodput, ArmStats canary,
+                                     double lossRate, double rttMillis, double goodput, long now) {
+        close(base, baseLoss, baseRtt, baseGoodput, now);
+        close(canary, lossRate, rttMillis, goodput, now + 1);
+        Guard.evaluate(now + 1_000_000_000L);
+        return now + 1_000_000_000L;
+    }
+
     @Test
     void lossyCanaryIsRolledBackOnceItsTestCrossesAndSetReEnablesItWithAFreshTest() throws Exception {
         AgentConfig config = config("cc=stock;canary=cubic:50%;guard=on;guard.min-connections=6;guard.window=60s");
@@ -93,19 +105,15 @@ class GuardTest {
         for (int i = 0; i < 3_000; i++) {
             // RTT p95 5% higher, every connection: within the 10% margin, however many pairs
             double rtt = 50 * Math.exp(0.2 * r.nextGaussian());
-            close(base, 0, rtt, 2e6, now);
-            close(canary, 0, 1.05 * 50 * Math.exp(0.2 * r.nextGaussian()), 2e6, now + 1);
-            now += 1_000_000_000L;
-            Guard.evaluate(now);
+            now = closeBothAndEvaluate(base, 0, rtt, 2e6,
+                    canary, 0, 1.05 * 50 * Math.exp(0.2 * r.nextGaussian()), 2e6, now);
         }
         assertFalse(canary.isRolledBack(), canary.getRollbackEvidence());
         // then twice the RTT: rolled back on RTT within a few dozen pairs (the test's later starts), not hundreds
         int pairs = 0;
         for (; pairs < 80 && !canary.isRolledBack(); pairs++) {
-            close(base, 0, 50 * Math.exp(0.2 * r.nextGaussian()), 2e6, now);
-            close(canary, 0, 100 * Math.exp(0.2 * r.nextGaussian()), 2e6, now + 1);
-            now += 1_000_000_000L;
-            Guard.evaluate(now);
+            now = closeBothAndEvaluate(base, 0, 50 * Math.exp(0.2 * r.nextGaussian()), 2e6,
+                    canary, 0, 100 * Math.exp(0.2 * r.nextGaussian()), 2e6, now);
         }
         System.out.println("[guard] RTT doubled after 3,000 pairs within the margin: rolled back after " + pairs + " pairs");
         // deterministic: seed 3 and the closes' own clock; 43 pairs in every run (13 gate runs, 2026-12-04): odds 0
@@ -120,10 +128,7 @@ class GuardTest {
         ArmStats canary = ArmStats.of("kwik", "canary", "bbr3");
         long now = 1_000_000_000_000L;
         for (int i = 0; i < 40 && !canary.isRolledBack(); i++) {
-            close(base, 0, 50, 2e6, now);
-            close(canary, 0, 50, 1e6, now + 1);
-            now += 1_000_000_000L;
-            Guard.evaluate(now);
+            now = closeBothAndEvaluate(base, 0, 50, 2e6, canary, 0, 50, 1e6, now);
         }
         assertTrue(canary.getRollbackEvidence().contains("on goodput decrease")
                 && canary.getRollbackEvidence().contains("median goodput 8.00 Mbit/s vs 16.00 Mbit/s"), canary.getRollbackEvidence());
