@@ -87,9 +87,6 @@ public final class Bbr1 extends BbrBase {
     private final boolean startupLossExit;
     private final boolean drainToTarget;
 
-    private CongestionMode mode = CongestionMode.STARTUP;
-    private double pacingGain = HIGH_GAIN;
-    private double cwndGain = STARTUP_CWND_GAIN;
     private int cycleIndex;
     private long drainStartRound;
     /** Round starts since the last 1.25 phase began (picoquic rounds_since_bw_probe). */
@@ -110,14 +107,13 @@ public final class Bbr1 extends BbrBase {
     private long exitProbeRttAt = NONE;
     private boolean probeRttRoundPassed;
     private boolean exitingQuiescence;
-    private long probeRttCount;
 
     private Recovery recovery = Recovery.NONE;
     private long recoveryWindow;
     private long endRecoveryAt = -1;
 
     public Bbr1(CcOptions options) {
-        super(options, HIGH_GAIN);
+        super(options, HIGH_GAIN, STARTUP_CWND_GAIN);
         this.minRttFilter = new MinRttFilter(probeRttIntervalNanos, lenientLowRtt);
         this.startupLossExit = options.getBoolean(STARTUP_LOSS_EXIT);
         this.drainToTarget = options.getBoolean(DRAIN_TO_TARGET);
@@ -310,9 +306,7 @@ public final class Bbr1 extends BbrBase {
     }
 
     private void enterDrain() {
-        mode = CongestionMode.DRAIN;
-        pacingGain = DRAIN_GAIN;
-        cwndGain = STARTUP_CWND_GAIN;
+        setMode(CongestionMode.DRAIN, DRAIN_GAIN, STARTUP_CWND_GAIN);
         drainStartRound = rounds.count();
     }
 
@@ -371,12 +365,6 @@ public final class Bbr1 extends BbrBase {
             roundsSinceProbe = 0;
         }
         pacingGain = PACING_GAINS[cycleIndex];
-    }
-
-    private void enterStartup() {
-        mode = CongestionMode.STARTUP;
-        pacingGain = HIGH_GAIN;
-        cwndGain = STARTUP_CWND_GAIN;
     }
 
     private void maybeEnterOrExitProbeRtt(long now, boolean roundStart, boolean minRttExpired) {
@@ -458,18 +446,6 @@ public final class Bbr1 extends BbrBase {
 
     // ------------------------------------------------------------------ observability
 
-    public CongestionMode mode() {
-        return mode;
-    }
-
-    public double pacingGain() {
-        return pacingGain;
-    }
-
-    public double cwndGain() {
-        return cwndGain;
-    }
-
     public int cycleIndex() {
         return cycleIndex;
     }
@@ -480,11 +456,6 @@ public final class Bbr1 extends BbrBase {
 
     public boolean fullBandwidthReached() {
         return fullBandwidthReached;
-    }
-
-    /** Times PROBE_RTT was entered. */
-    public long probeRttCount() {
-        return probeRttCount;
     }
 
     @Override

@@ -98,10 +98,6 @@ public final class Bbr3 extends BbrBase {
     private long minRtt;
     private long minRttStamp;
 
-    private CongestionMode mode = CongestionMode.STARTUP;
-    private double pacingGain = STARTUP_PACING_GAIN;
-    private double cwndGain = STARTUP_CWND_GAIN;
-
     private long bw;
     private long bwLo = UNSET;
     private long inflightHi = UNSET;
@@ -129,7 +125,6 @@ public final class Bbr3 extends BbrBase {
     private boolean probeRttRoundDone;
     private boolean idleRestart;
     private long priorCwnd;
-    private long probeRttCount;
 
     private long cycleStamp;
     private long bwProbeWait;
@@ -150,7 +145,7 @@ public final class Bbr3 extends BbrBase {
     private long drainStartRound;
 
     public Bbr3(CcOptions options) {
-        super(options, STARTUP_PACING_GAIN);
+        super(options, STARTUP_PACING_GAIN, STARTUP_CWND_GAIN);
         this.probeRttMin = new MinRttFilter(probeRttIntervalNanos, lenientLowRtt);
     }
 
@@ -479,9 +474,7 @@ public final class Bbr3 extends BbrBase {
 
     /** draft EnterDrain(): pacing gain 0.5, cwnd gain 2, remember the round. */
     private void enterDrain() {
-        mode = CongestionMode.DRAIN;
-        pacingGain = DRAIN_PACING_GAIN;
-        cwndGain = DEFAULT_CWND_GAIN;
+        setMode(CongestionMode.DRAIN, DRAIN_PACING_GAIN, DEFAULT_CWND_GAIN);
         drainStartRound = rounds.count();
     }
 
@@ -496,12 +489,6 @@ public final class Bbr3 extends BbrBase {
                 || rounds.count() > drainStartRound + DRAIN_MAX_ROUNDS)) {
             startProbeBwDown(now); // the queue is estimated drained
         }
-    }
-
-    private void enterStartup() {
-        mode = CongestionMode.STARTUP;
-        pacingGain = STARTUP_PACING_GAIN;
-        cwndGain = STARTUP_CWND_GAIN;
     }
 
     // ------------------------------------------------------------------ PROBE_BW
@@ -695,15 +682,11 @@ public final class Bbr3 extends BbrBase {
         cycleStamp = now;
         ackPhase = AckPhase.PROBE_STOPPING;
         rounds.startRoundNow(sampler.delivered());
-        mode = CongestionMode.PROBE_BW_DOWN;
-        pacingGain = DOWN_PACING_GAIN;
-        cwndGain = DEFAULT_CWND_GAIN;
+        setMode(CongestionMode.PROBE_BW_DOWN, DOWN_PACING_GAIN, DEFAULT_CWND_GAIN);
     }
 
     private void startProbeBwCruise() {
-        mode = CongestionMode.PROBE_BW_CRUISE;
-        pacingGain = CRUISE_PACING_GAIN;
-        cwndGain = DEFAULT_CWND_GAIN;
+        setMode(CongestionMode.PROBE_BW_CRUISE, CRUISE_PACING_GAIN, DEFAULT_CWND_GAIN);
     }
 
     private void startProbeBwRefill() {
@@ -714,9 +697,7 @@ public final class Bbr3 extends BbrBase {
         prevProbePrecautionary = false;
         ackPhase = AckPhase.REFILLING;
         rounds.startRoundNow(sampler.delivered());
-        mode = CongestionMode.PROBE_BW_REFILL;
-        pacingGain = REFILL_PACING_GAIN;
-        cwndGain = DEFAULT_CWND_GAIN;
+        setMode(CongestionMode.PROBE_BW_REFILL, REFILL_PACING_GAIN, DEFAULT_CWND_GAIN);
     }
 
     private void startProbeBwUp(long now) {
@@ -733,9 +714,7 @@ public final class Bbr3 extends BbrBase {
         resetFullBw();
         fullBw = sampler.sampleRate();
         cycleStamp = now;
-        mode = CongestionMode.PROBE_BW_UP;
-        pacingGain = UP_PACING_GAIN;
-        cwndGain = UP_CWND_GAIN;
+        setMode(CongestionMode.PROBE_BW_UP, UP_PACING_GAIN, UP_CWND_GAIN);
         raiseInflightHiSlope();
     }
 
@@ -763,9 +742,7 @@ public final class Bbr3 extends BbrBase {
                 markStartupExit(now);
             }
             priorCwnd = saveCwnd();
-            mode = CongestionMode.PROBE_RTT;
-            pacingGain = 1.0;
-            cwndGain = PROBE_RTT_CWND_GAIN;
+            setMode(CongestionMode.PROBE_RTT, 1.0, PROBE_RTT_CWND_GAIN);
             probeRttDoneStamp = UNSET;
             ackPhase = AckPhase.PROBE_STOPPING;
             rounds.startRoundNow(sampler.delivered());
@@ -865,18 +842,6 @@ public final class Bbr3 extends BbrBase {
 
     // ------------------------------------------------------------------ observability
 
-    public CongestionMode mode() {
-        return mode;
-    }
-
-    public double pacingGain() {
-        return pacingGain;
-    }
-
-    public double cwndGain() {
-        return cwndGain;
-    }
-
     public boolean filledPipe() {
         return filledPipe;
     }
@@ -898,11 +863,6 @@ public final class Bbr3 extends BbrBase {
     /** bw_lo, or {@link Long#MAX_VALUE} when unset. */
     public long bwLo() {
         return bwLo;
-    }
-
-    /** Times PROBE_RTT was entered. */
-    public long probeRttCount() {
-        return probeRttCount;
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.ccagent.cc.AckEvent;
 import dev.ccagent.cc.CcOptions;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.CongestionController;
+import dev.ccagent.cc.CongestionMode;
 import dev.ccagent.cc.LossEvent;
 import dev.ccagent.cc.OptionSpec;
 import dev.ccagent.cc.pacing.Pacer;
@@ -81,6 +82,7 @@ public abstract class BbrBase implements CongestionController {
     protected final long initialRtt;
     protected final long minCwnd;
     protected final double startupPacingGain;
+    protected final double startupCwndGain;
     protected final boolean lenientLowRtt;
     protected final boolean rateSanityCheck;
     protected final long probeRttIntervalNanos;
@@ -100,19 +102,27 @@ public abstract class BbrBase implements CongestionController {
     /** Whether the window limited sending in the current round. */
     protected boolean cwndLimitedInRound;
 
+    protected CongestionMode mode = CongestionMode.STARTUP;
+    protected double pacingGain;
+    protected double cwndGain;
+    protected long probeRttCount;
+
     private long packetsLost;
     private long bytesAcked;
     protected long congestionEvents;
     private long sanityResets;
     private long startupExitTime = -1;
 
-    protected BbrBase(CcOptions options, double startupPacingGain) {
+    protected BbrBase(CcOptions options, double startupPacingGain, double startupCwndGain) {
         this.algorithm = options.algorithm();
         this.mss = options.mss();
         this.initialWindow = options.initialWindowBytes();
         this.initialRtt = options.initialRttNanos();
         this.minCwnd = (long) MIN_PIPE_CWND_PACKETS * mss;
         this.startupPacingGain = startupPacingGain;
+        this.startupCwndGain = startupCwndGain;
+        this.pacingGain = startupPacingGain;
+        this.cwndGain = startupCwndGain;
         this.lenientLowRtt = options.getBoolean(LOW_RTT_LENIENCY);
         this.rateSanityCheck = options.getBoolean(RATE_SANITY_CHECK);
         this.probeRttIntervalNanos = options.getLong(PROBE_RTT_INTERVAL);
@@ -385,6 +395,18 @@ public abstract class BbrBase implements CongestionController {
         return false;
     }
 
+    /** Switches to {@code mode} with its pacing and window gains. */
+    protected final void setMode(CongestionMode mode, double pacingGain, double cwndGain) {
+        this.mode = mode;
+        this.pacingGain = pacingGain;
+        this.cwndGain = cwndGain;
+    }
+
+    /** Back to STARTUP with the startup gains. */
+    protected final void enterStartup() {
+        setMode(CongestionMode.STARTUP, startupPacingGain, startupCwndGain);
+    }
+
     protected final void markStartupExit(long now) {
         if (startupExitTime < 0) {
             startupExitTime = now;
@@ -392,6 +414,23 @@ public abstract class BbrBase implements CongestionController {
     }
 
     // ------------------------------------------------------------------ observability
+
+    public CongestionMode mode() {
+        return mode;
+    }
+
+    public double pacingGain() {
+        return pacingGain;
+    }
+
+    public double cwndGain() {
+        return cwndGain;
+    }
+
+    /** Times PROBE_RTT was entered. */
+    public long probeRttCount() {
+        return probeRttCount;
+    }
 
     /** Times the data-rate sanity check reset the estimate. */
     public long sanityResets() {
