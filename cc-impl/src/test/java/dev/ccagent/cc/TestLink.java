@@ -69,15 +69,7 @@ public final class TestLink {
     /** Acknowledges the given in-flight packets now, reporting the link RTT. */
     public void ack(long... packetNumbers) {
         ackEvent.reset(now, bytesInFlight);
-        for (long pn : packetNumbers) {
-            Long sent = sentTimes.remove(pn);
-            if (sent == null) {
-                throw new IllegalArgumentException("packet " + pn + " is not in flight");
-            }
-            flight.remove(pn);
-            ackEvent.addPacket(pn, sent, mss);
-            bytesInFlight -= mss;
-        }
+        takeOutOfFlight(ackEvent, packetNumbers);
         ackEvent.latestRttNanos = rttNanos;
         ackEvent.smoothedRttNanos = rttNanos;
         ackEvent.minRttNanos = rttNanos;
@@ -88,17 +80,22 @@ public final class TestLink {
     /** Declares the given in-flight packets lost now. */
     public void lose(boolean persistentCongestion, long... packetNumbers) {
         lossEvent.reset(now, bytesInFlight);
+        takeOutOfFlight(lossEvent, packetNumbers);
+        lossEvent.persistentCongestion = persistentCongestion;
+        cc.onPacketsLost(lossEvent);
+    }
+
+    /** Adds the given in-flight packets to {@code event} and takes them out of flight. */
+    private void takeOutOfFlight(PacketBatch event, long[] packetNumbers) {
         for (long pn : packetNumbers) {
             Long sent = sentTimes.remove(pn);
             if (sent == null) {
                 throw new IllegalArgumentException("packet " + pn + " is not in flight");
             }
             flight.remove(pn);
-            lossEvent.addPacket(pn, sent, mss);
+            event.addPacket(pn, sent, mss);
             bytesInFlight -= mss;
         }
-        lossEvent.persistentCongestion = persistentCongestion;
-        cc.onPacketsLost(lossEvent);
     }
 
     /** Declares the oldest in-flight packet lost now. */

@@ -185,13 +185,19 @@ class CubicTest {
         assertEquals(cc.renoEstimate(), link.cwnd(), 1.0, "window follows W_est");
     }
 
-    @Test
-    void idleTimeDoesNotAdvanceTheCurve() {
+    /** A 100 ms path grown to 200 packets, its oldest packet lost, then run on for 2 s. */
+    private static TestLink twoSecondsAfterALossAt200Packets() {
         TestLink link = link(100 * MS);
-        Cubic cc = cubic(link);
         link.runUntilWindow(200L * MSS, 10 * SECOND);
         link.loseOldest();
         link.runUntil(link.now() + 2 * SECOND);
+        return link;
+    }
+
+    @Test
+    void idleTimeDoesNotAdvanceTheCurve() {
+        TestLink link = twoSecondsAfterALossAt200Packets();
+        Cubic cc = cubic(link);
         link.drain();
         long beforeIdle = link.cwnd();
         long epochBefore = cc.epochStartNanos();
@@ -204,11 +210,8 @@ class CubicTest {
 
     @Test
     void applicationLimitedTimeDoesNotAdvanceTheCurve() {
-        TestLink link = link(100 * MS);
+        TestLink link = twoSecondsAfterALossAt200Packets();
         Cubic cc = cubic(link);
-        link.runUntilWindow(200L * MSS, 10 * SECOND);
-        link.loseOldest();
-        link.runUntil(link.now() + 2 * SECOND);
         long before = link.cwnd();
         long epochBefore = cc.epochStartNanos();
         link.appLimitBytes = before / 4; // a trickle: the window is under-utilised

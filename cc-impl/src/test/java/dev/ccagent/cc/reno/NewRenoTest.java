@@ -51,13 +51,21 @@ class NewRenoTest {
         assertEquals(CongestionMode.SLOW_START, reno(link).mode());
     }
 
+    /** Sends {@code n} packets now, declares the first lost at 50 ms and returns all n. */
+    private static long[] sendAndLoseFirstAt50ms(TestLink link, int n) {
+        long[] sent = new long[n];
+        for (int i = 0; i < n; i++) {
+            sent[i] = link.send();
+        }
+        link.advanceTo(50 * MS);
+        link.lose(false, sent[0]);
+        return sent;
+    }
+
     @Test
     void lossHalvesTheWindowAndSetsSsthresh() {
         TestLink link = link(Map.of());
-        long p0 = link.send();
-        link.send();
-        link.advanceTo(50 * MS);
-        link.lose(false, p0);
+        sendAndLoseFirstAt50ms(link, 2);
         assertEquals(6_000, link.cwnd());
         assertTrue(reno(link).inRecovery());
         assertEquals(CongestionMode.RECOVERY, reno(link).mode());
@@ -93,14 +101,10 @@ class NewRenoTest {
     @Test
     void oneReductionPerRecoveryPeriod() {
         TestLink link = link(Map.of());
-        long a = link.send();
-        long b = link.send();
-        long c = link.send();
-        link.advanceTo(50 * MS);
-        link.lose(false, a);
+        long[] sent = sendAndLoseFirstAt50ms(link, 3);
         assertEquals(6_000, link.cwnd());
         link.advanceTo(60 * MS);
-        link.lose(false, b, c); // sent before the recovery period started: no second reduction
+        link.lose(false, sent[1], sent[2]); // sent before the recovery period started: no second reduction
         assertEquals(6_000, link.cwnd());
 
         long d = link.send(); // sent during recovery
@@ -112,20 +116,16 @@ class NewRenoTest {
     @Test
     void recoveryEndsWhenAPacketSentAfterItsStartIsAcked() {
         TestLink link = link(Map.of());
-        long old1 = link.send();
-        long old2 = link.send();
-        long old3 = link.send();
-        link.advanceTo(50 * MS);
-        link.lose(false, old1);
+        long[] old = sendAndLoseFirstAt50ms(link, 3);
         link.advanceTo(51 * MS);
         long fresh = link.send();
         link.advanceTo(100 * MS);
-        link.ack(old2);
+        link.ack(old[1]);
         assertTrue(reno(link).inRecovery(), "ack of a packet sent before recovery: still recovering");
         assertEquals(6_000, link.cwnd(), "no growth in recovery");
         link.ack(fresh);
         assertFalse(reno(link).inRecovery());
-        link.ack(old3);
+        link.ack(old[2]);
         assertFalse(reno(link).inRecovery());
     }
 
