@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import static dev.ccagent.cc.ConfigErrors.assertRejected;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -54,9 +55,7 @@ class BbrControllersTest {
         assertTrue(Algorithms.descriptor("bbr1").options().containsKey("startup-loss-exit"));
         assertEquals("10s", Algorithms.descriptor("bbr1").options().get("probe-rtt-interval").defaultText());
         assertEquals("5s", Algorithms.descriptor("bbr3").options().get("probe-rtt-interval").defaultText());
-        CcConfigException e = assertThrows(CcConfigException.class,
-                () -> Algorithms.create("bbr1", Map.of("sead", "3")));
-        assertTrue(e.getMessage().contains("seed"), e.getMessage());
+        assertRejected(() -> Algorithms.create("bbr1", Map.of("sead", "3")), "seed");
         assertThrows(CcConfigException.class, () -> Algorithms.create("bbr3", Map.of("probe-rtt-interval", "1us")));
     }
 
