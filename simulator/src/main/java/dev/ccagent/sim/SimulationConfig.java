@@ -1,5 +1,6 @@
 package dev.ccagent.sim;
 
+import dev.ccagent.link.HasLinkModel;
 import dev.ccagent.link.LinkModel;
 import dev.ccagent.link.RateChange;
 
@@ -13,7 +14,7 @@ import java.util.List;
  * (rate and its schedule, one-way delay RTT/2, random loss, buffer); the return path takes the
  * rest of the RTT.
  */
-public final class SimulationConfig {
+public final class SimulationConfig implements HasLinkModel {
 
     /** The data direction through the bottleneck. */
     final LinkModel link;
@@ -54,24 +55,13 @@ public final class SimulationConfig {
     }
 
     /** The bottleneck direction: rate and rate schedule, one-way delay, loss, buffer. */
+    @Override
     public LinkModel link() {
         return link;
     }
 
-    public long rateBitsPerSecond() {
-        return link.rateBitsPerSecond();
-    }
-
     public long rttNanos() {
         return rttNanos;
-    }
-
-    public long bufferBytes() {
-        return link.bufferBytes();
-    }
-
-    public double lossProbability() {
-        return link.lossProbability();
     }
 
     public int mss() {

@@ -338,6 +338,19 @@ class BbrAcceptanceTest {
     // ------------------------------------------------------------------ app limited
 
     /**
+     * Runs one {@code algo} flow alone on 20 Mbit/s, 40 ms, a 1-BDP buffer, its application
+     * writing {@code writeBytes} every 3 s, for {@code durationNanos}, with samples every 10 ms.
+     */
+    private static void runWritingEvery3s(String algo, long writeBytes, long durationNanos,
+            SimulationObserver observer) {
+        new Simulator(SimulationConfig.builder()
+                .rateBitsPerSecond(20_000_000).rttNanos(40 * MS).bufferBdp(1.0)
+                .flow(FlowConfig.of(algo).appWrites(writeBytes, 3 * S)).durationNanos(durationNanos)
+                .sampleIntervalNanos(10 * MS)
+                .observer(observer).build()).run();
+    }
+
+    /**
      * Bursty application: 2 MB every 3 s (each burst needs ~0.8 s of the 20 Mbit/s link), 30 s.
      * Idle gaps and app-limited tails must not shrink the estimate: after the first burst it never
      * falls below 95% of the link.
@@ -347,20 +360,16 @@ class BbrAcceptanceTest {
     void appLimitedBurstsDoNotShrinkTheEstimate(String algo) {
         long[] minAfterFirst = {Long.MAX_VALUE};
         long[] samples = {0};
-        new Simulator(SimulationConfig.builder()
-                .rateBitsPerSecond(20_000_000).rttNanos(40 * MS).bufferBdp(1.0)
-                .flow(FlowConfig.of(algo).appWrites(2_000_000, 3 * S)).durationNanos(30 * S)
-                .sampleIntervalNanos(10 * MS)
-                .observer(new SimulationObserver() {
-                    @Override
-                    public void onSample(long now, int flow, CcSnapshot s, long q, long rtt) {
-                        assertTrue(s.pacingRate > 0);
-                        if (now >= 3 * S) {
-                            minAfterFirst[0] = Math.min(minAfterFirst[0], s.bandwidthEstimate * 8);
-                            samples[0]++;
-                        }
-                    }
-                }).build()).run();
+        runWritingEvery3s(algo, 2_000_000, 30 * S, new SimulationObserver() {
+            @Override
+            public void onSample(long now, int flow, CcSnapshot s, long q, long rtt) {
+                assertTrue(s.pacingRate > 0);
+                if (now >= 3 * S) {
+                    minAfterFirst[0] = Math.min(minAfterFirst[0], s.bandwidthEstimate * 8);
+                    samples[0]++;
+                }
+            }
+        });
         report("%s app-limited bursts (2 MB / 3 s): lowest estimate after the first burst %.2f Mbit/s over %d samples",
                 algo, minAfterFirst[0] / 1e6, samples[0]);
         assertTrue(minAfterFirst[0] >= 0.95 * 20_000_000, "estimate fell to " + minAfterFirst[0]);
@@ -375,20 +384,16 @@ class BbrAcceptanceTest {
     void smallWritesNeverShrinkTheEstimate(String algo) {
         long[] last = {0};
         long[] drops = {0};
-        new Simulator(SimulationConfig.builder()
-                .rateBitsPerSecond(20_000_000).rttNanos(40 * MS).bufferBdp(1.0)
-                .flow(FlowConfig.of(algo).appWrites(30_000, 3 * S)).durationNanos(20 * S)
-                .sampleIntervalNanos(10 * MS)
-                .observer(new SimulationObserver() {
-                    @Override
-                    public void onSample(long now, int flow, CcSnapshot s, long q, long rtt) {
-                        assertTrue(s.pacingRate > 0);
-                        if (s.bandwidthEstimate < last[0]) {
-                            drops[0]++;
-                        }
-                        last[0] = s.bandwidthEstimate;
-                    }
-                }).build()).run();
+        runWritingEvery3s(algo, 30_000, 20 * S, new SimulationObserver() {
+            @Override
+            public void onSample(long now, int flow, CcSnapshot s, long q, long rtt) {
+                assertTrue(s.pacingRate > 0);
+                if (s.bandwidthEstimate < last[0]) {
+                    drops[0]++;
+                }
+                last[0] = s.bandwidthEstimate;
+            }
+        });
         report("%s small writes (30 kB / 3 s): final estimate %.2f Mbit/s, decreases %d", algo, last[0] * 8 / 1e6, drops[0]);
         assertEquals(0, drops[0]);
         assertTrue(last[0] > 0);

@@ -21,6 +21,11 @@ class SimulatorTest {
                 .lossProbability(loss).seed(7);
     }
 
+    /** One NewReno flow of {@code bytes} over {@link #link}, run to its end. */
+    static SimulationResult newRenoRun(long bps, long rttMs, double bufferBdp, double loss, long bytes) {
+        return new Simulator(link(bps, rttMs, bufferBdp, loss).flow(FlowConfig.of("newreno").bytes(bytes)).build()).run();
+    }
+
     @Test
     void sameSeedSameResultBitForBit() {
         SimulationConfig c = link(20_000_000, 40, 1, 0.01).flow(FlowConfig.of("newreno").bytes(4L << 20)).build();
@@ -34,9 +39,7 @@ class SimulatorTest {
 
     @Test
     void conservationOfPacketsAndBytes() {
-        SimulationConfig c = link(20_000_000, 40, 0.5, 0.02)
-                .flow(FlowConfig.of("newreno").bytes(6L << 20)).build();
-        SimulationResult r = new Simulator(c).run();
+        SimulationResult r = newRenoRun(20_000_000, 40, 0.5, 0.02, 6L << 20);
         SimulationResult.FlowResult f = r.flow(0);
         assertTrue(f.completed());
         assertEquals(6L << 20, f.bytesDelivered, "every byte delivered exactly once");
@@ -53,9 +56,7 @@ class SimulatorTest {
 
     @Test
     void tailDropsOnlyWhenTheBufferIsFull() {
-        SimulationConfig c = link(10_000_000, 40, 0.25, 0)
-                .flow(FlowConfig.of("newreno").bytes(4L << 20)).build();
-        SimulationResult r = new Simulator(c).run();
+        SimulationResult r = newRenoRun(10_000_000, 40, 0.25, 0, 4L << 20);
         SimulationResult.FlowResult f = r.flow(0);
         assertEquals(f.linkDrops, f.tailDrops, "no random loss configured");
         assertTrue(f.tailDrops > 0, "a quarter-BDP buffer overflows in slow start");
@@ -65,16 +66,14 @@ class SimulatorTest {
 
     @Test
     void newRenoFillsACleanOneBdpLink() {
-        SimulationConfig c = link(20_000_000, 40, 1, 0).flow(FlowConfig.of("newreno").bytes(30L << 20)).build();
-        SimulationResult r = new Simulator(c).run();
+        SimulationResult r = newRenoRun(20_000_000, 40, 1, 0, 30L << 20);
         assertTrue(r.linkUtilization() >= 0.90, "utilisation " + r.linkUtilization());
         assertTrue(r.flow(0).goodputBps() >= 0.90 * 20_000_000, "goodput " + r.flow(0).goodputBps());
     }
 
     @Test
     void newRenoAtOnePercentLossIsNearTheMathisCeiling() {
-        SimulationConfig c = link(50_000_000, 50, 1, 0.01).flow(FlowConfig.of("newreno").bytes(16L << 20)).build();
-        SimulationResult.FlowResult f = new Simulator(c).run().flow(0);
+        SimulationResult.FlowResult f = newRenoRun(50_000_000, 50, 1, 0.01, 16L << 20).flow(0);
         double mathis = 1200 * 8 / 0.050 * Math.sqrt(3 / (2 * 0.01)); // 2.35 Mbit/s
         double ratio = f.goodputBps() / mathis;
         assertTrue(ratio > 0.6 && ratio < 1.4, "goodput " + f.goodputBps() + " vs Mathis " + mathis);

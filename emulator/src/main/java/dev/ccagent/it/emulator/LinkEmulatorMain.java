@@ -163,30 +163,21 @@ public final class LinkEmulatorMain {
                 b.loss(Double.parseDouble(v));
                 break;
             case "burst-loss":
-                String[] g = v.split(",");
-                if (g.length != 3) {
-                    throw new IllegalArgumentException("--burst-loss " + v + ": expected G,B,L");
-                }
+                String[] g = fields(name, v, ",", 3, "G,B,L");
                 b.burstLoss(Double.parseDouble(g[0]), Double.parseDouble(g[1]), Double.parseDouble(g[2]));
                 break;
             case "buffer":
                 b.buffer(Units.parseBytes(v));
                 break;
             case "reorder":
-                String[] r = v.split(":");
-                if (r.length != 2) {
-                    throw new IllegalArgumentException("--reorder " + v + ": expected P:T");
-                }
+                String[] r = fields(name, v, ":", 2, "P:T");
                 b.reorder(Double.parseDouble(r[0]), Units.parseDurationNanos(r[1]));
                 break;
             case "duplicate":
                 b.duplicate(Double.parseDouble(v));
                 break;
             case "blackout":
-                String[] w = v.split("-");
-                if (w.length != 2) {
-                    throw new IllegalArgumentException("--blackout " + v + ": expected FROM-TO");
-                }
+                String[] w = fields(name, v, "-", 2, "FROM-TO");
                 b.blackout(Units.parseDurationNanos(w[0]), Units.parseDurationNanos(w[1]));
                 break;
             case "rate-change":
@@ -202,5 +193,17 @@ public final class LinkEmulatorMain {
             default:
                 throw new IllegalArgumentException("unknown flag --" + name);
         }
+    }
+
+    /**
+     * The value of {@code --name} split at {@code separator} (a regular expression) into exactly
+     * {@code count} fields; otherwise an error that names the {@code expected} form.
+     */
+    private static String[] fields(String name, String v, String separator, int count, String expected) {
+        String[] f = v.split(separator);
+        if (f.length != count) {
+            throw new IllegalArgumentException("--" + name + " " + v + ": expected " + expected);
+        }
+        return f;
     }
 }

@@ -1,5 +1,6 @@
 package dev.ccagent.it.emulator;
 
+import dev.ccagent.link.HasLinkModel;
 import dev.ccagent.link.LinkModel;
 
 import java.util.ArrayList;
@@ -11,7 +12,7 @@ import java.util.List;
  * models too (rate and its schedule, delay, random and Gilbert–Elliott loss, buffer) is the shared
  * {@link LinkModel}; jitter, reordering, duplication, blackouts and bursty service are the emulator's.
  */
-public final class LinkProfile {
+public final class LinkProfile implements HasLinkModel {
 
     /** A time window in which every datagram is dropped. */
     public static final class Blackout {
@@ -53,20 +54,9 @@ public final class LinkProfile {
     }
 
     /** The shared link description ({@code link-model}) this direction plays out, with the emulator-only effects beside it. */
+    @Override
     public LinkModel link() {
         return link;
-    }
-
-    public long rateBitsPerSecond() {
-        return link.rateBitsPerSecond();
-    }
-
-    public long delayNanos() {
-        return link.delayNanos();
-    }
-
-    public long bufferBytes() {
-        return link.bufferBytes();
     }
 
     boolean inBlackout(long sinceStart) {
