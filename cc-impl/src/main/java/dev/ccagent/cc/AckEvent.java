@@ -24,9 +24,7 @@ public final class AckEvent extends PacketBatch {
 
     /** Resets every field for reuse. */
     public AckEvent reset(long timeNanos, long priorBytesInFlight) {
-        clearPackets();
-        this.timeNanos = timeNanos;
-        this.priorBytesInFlight = priorBytesInFlight;
+        startEvent(timeNanos, priorBytesInFlight);
         latestRttNanos = 0;
         smoothedRttNanos = 0;
         minRttNanos = 0;

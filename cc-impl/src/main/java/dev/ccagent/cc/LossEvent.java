@@ -12,9 +12,7 @@ public final class LossEvent extends PacketBatch {
 
     /** Resets every field for reuse. */
     public LossEvent reset(long timeNanos, long priorBytesInFlight) {
-        clearPackets();
-        this.timeNanos = timeNanos;
-        this.priorBytesInFlight = priorBytesInFlight;
+        startEvent(timeNanos, priorBytesInFlight);
         persistentCongestion = false;
         return this;
     }

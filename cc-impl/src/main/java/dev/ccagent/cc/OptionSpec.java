@@ -95,11 +95,6 @@ public final class OptionSpec {
             switch (kind) {
                 case BOOLEAN:
                     return parseBoolean(t);
-                case INTEGER:
-                    long l = Long.parseLong(t);
-                    value = l;
-                    numeric = l;
-                    break;
                 case DECIMAL:
                     double d = Double.parseDouble(t);
                     if (Double.isNaN(d) || Double.isInfinite(d)) {
@@ -108,18 +103,11 @@ public final class OptionSpec {
                     value = d;
                     numeric = d;
                     break;
-                case DURATION:
-                    long nanos = Units.parseDurationNanos(t);
-                    value = nanos;
-                    numeric = nanos;
-                    break;
-                case BYTES:
-                    long bytes = Units.parseBytes(t);
-                    value = bytes;
-                    numeric = bytes;
-                    break;
                 default:
-                    throw new IllegalStateException(kind.toString());
+                    long whole = parseWhole(t);
+                    value = whole;
+                    numeric = whole;
+                    break;
             }
         } catch (NumberFormatException | CcConfigException e) {
             throw new CcConfigException("option " + key + ": '" + t + "' is not " + expected());
@@ -129,6 +117,20 @@ public final class OptionSpec {
             throw new CcConfigException("option " + key + ": " + t + " is out of range, expected " + expected());
         }
         return value;
+    }
+
+    /** The value of an INTEGER, DURATION or BYTES option (nanoseconds, bytes). */
+    private long parseWhole(String t) {
+        switch (kind) {
+            case INTEGER:
+                return Long.parseLong(t);
+            case DURATION:
+                return Units.parseDurationNanos(t);
+            case BYTES:
+                return Units.parseBytes(t);
+            default:
+                throw new IllegalStateException(kind.toString());
+        }
     }
 
     private Boolean parseBoolean(String t) {

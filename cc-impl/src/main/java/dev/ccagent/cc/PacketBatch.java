@@ -32,6 +32,13 @@ public abstract class PacketBatch {
         count = 0;
     }
 
+    /** Empties the batch for a new event at {@code timeNanos}, {@code priorBytesInFlight} in flight before it. */
+    protected final void startEvent(long timeNanos, long priorBytesInFlight) {
+        clearPackets();
+        this.timeNanos = timeNanos;
+        this.priorBytesInFlight = priorBytesInFlight;
+    }
+
     public void addPacket(long packetNumber, long sentTimeNanos, int bytes) {
         if (count == packetNumbers.length) {
             int capacity = count * 2;
