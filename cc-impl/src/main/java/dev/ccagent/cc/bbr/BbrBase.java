@@ -3,10 +3,10 @@ package dev.ccagent.cc.bbr;
 import dev.ccagent.cc.AckEvent;
 import dev.ccagent.cc.CcOptions;
 import dev.ccagent.cc.CcSnapshot;
-import dev.ccagent.cc.CongestionController;
 import dev.ccagent.cc.CongestionMode;
 import dev.ccagent.cc.LossEvent;
 import dev.ccagent.cc.OptionSpec;
+import dev.ccagent.cc.pacing.PacedController;
 import dev.ccagent.cc.pacing.Pacer;
 
 import java.util.ArrayList;
@@ -51,7 +51,7 @@ import java.util.SplittableRandom;
  *
  * <p>Every per-packet and per-ACK path is allocation free.
  */
-public abstract class BbrBase implements CongestionController {
+public abstract class BbrBase extends PacedController {
 
     /** Seed of the algorithm's random choices (gain-cycle phase, probe wait), for reproducible runs. */
     public static final String SEED = "seed";
@@ -76,10 +76,6 @@ public abstract class BbrBase implements CongestionController {
     /** Rounds of the extra-acked max filter (quiche and the draft: 10). */
     public static final int EXTRA_ACKED_ROUNDS = 10;
 
-    protected final String algorithm;
-    protected final int mss;
-    protected final long initialWindow;
-    protected final long initialRtt;
     protected final long minCwnd;
     protected final double startupPacingGain;
     protected final double startupCwndGain;
@@ -92,11 +88,8 @@ public abstract class BbrBase implements CongestionController {
     protected final BandwidthSampler sampler = new BandwidthSampler();
     protected final RoundCounter rounds = new RoundCounter();
     protected final AckAggregation ackAggregation = new AckAggregation(EXTRA_ACKED_ROUNDS);
-    private final Pacer pacer;
 
     protected long cwnd;
-    protected long bytesInFlight;
-    protected long smoothedRtt;
     /** The pacing rate the algorithm wants, bytes/s; 0 = no estimate yet (the pacer's fallback). */
     protected long pacingRateTarget;
     /** Whether the window limited sending in the current round. */
@@ -107,17 +100,11 @@ public abstract class BbrBase implements CongestionController {
     protected double cwndGain;
     protected long probeRttCount;
 
-    private long packetsLost;
-    private long bytesAcked;
-    protected long congestionEvents;
     private long sanityResets;
     private long startupExitTime = -1;
 
     protected BbrBase(CcOptions options, double startupPacingGain, double startupCwndGain) {
-        this.algorithm = options.algorithm();
-        this.mss = options.mss();
-        this.initialWindow = options.initialWindowBytes();
-        this.initialRtt = options.initialRttNanos();
+        super(options, rateOf(startupPacingGain, options.initialWindowBytes(), options.initialRttNanos()));
         this.minCwnd = (long) MIN_PIPE_CWND_PACKETS * mss;
         this.startupPacingGain = startupPacingGain;
         this.startupCwndGain = startupCwndGain;
@@ -129,10 +116,6 @@ public abstract class BbrBase implements CongestionController {
         this.probeRttDurationNanos = options.getLong(PROBE_RTT_DURATION);
         this.random = new SplittableRandom(options.getLong(SEED));
         this.cwnd = Math.max(initialWindow, minCwnd);
-        this.pacer = options.pacing()
-                ? new Pacer(mss, options.quantumRatio(), rateOf(startupPacingGain, initialWindow, initialRtt),
-                        initialWindow)
-                : null;
     }
 
     /** The options both BBRs declare, with the algorithm's own PROBE_RTT interval default. */
@@ -186,11 +169,6 @@ public abstract class BbrBase implements CongestionController {
     // ------------------------------------------------------------------ CongestionController
 
     @Override
-    public String algorithm() {
-        return algorithm;
-    }
-
-    @Override
     public void onPacketSent(long sentTimeNanos, long packetNumber, int bytes, long bytesInFlight,
                              boolean ackEliciting) {
         if (!ackEliciting) {
@@ -204,9 +182,7 @@ public abstract class BbrBase implements CongestionController {
         if (bytesInFlight >= congestionWindow()) {
             cwndLimitedInRound = true;
         }
-        if (pacer != null) {
-            pacer.onPacketSent(sentTimeNanos, bytes);
-        }
+        pacerOnPacketSent(sentTimeNanos, bytes);
     }
 
     @Override
@@ -254,16 +230,14 @@ public abstract class BbrBase implements CongestionController {
         if (bytesInFlight < congestionWindow()) {
             sampler.onAppLimited(bytesInFlight);
         }
-        if (pacer != null) {
-            pacer.notBacklogged();
-        }
+        pacerNotBacklogged();
     }
 
     @Override
     public boolean canSend(long bytesInFlight) {
         boolean room = bytesInFlight < congestionWindow();
-        if (!room && pacer != null) {
-            pacer.notBacklogged(); // window-limited time is not owed to the pacer
+        if (!room) {
+            pacerNotBacklogged();
         }
         return room;
     }
@@ -278,25 +252,12 @@ public abstract class BbrBase implements CongestionController {
     }
 
     @Override
-    public long earliestSendTime(long nowNanos, int packetBytes) {
-        return pacer != null ? pacer.earliestSendTime(nowNanos, packetBytes) : nowNanos;
-    }
-
-    @Override
     public CcSnapshot snapshot(CcSnapshot s) {
-        s.algorithm = algorithm;
-        s.probeBwPhase = -1;
+        fillCommon(s);
         s.congestionWindow = congestionWindow();
         s.slowStartThreshold = Long.MAX_VALUE;
-        s.bytesInFlight = bytesInFlight;
         s.bandwidthEstimate = bandwidthEstimate();
-        s.pacingRate = pacingRate();
-        s.pacingQuantum = pacer != null ? pacer.quantum() : 0;
         s.minRttNanos = minRtt();
-        s.smoothedRttNanos = smoothedRtt;
-        s.congestionEvents = congestionEvents;
-        s.packetsLost = packetsLost;
-        s.bytesAcked = bytesAcked;
         fillSnapshot(s);
         return s;
     }

@@ -3,10 +3,9 @@ package dev.ccagent.cc.reno;
 import dev.ccagent.cc.AckEvent;
 import dev.ccagent.cc.CcOptions;
 import dev.ccagent.cc.CcSnapshot;
-import dev.ccagent.cc.CongestionController;
 import dev.ccagent.cc.CongestionMode;
 import dev.ccagent.cc.LossEvent;
-import dev.ccagent.cc.pacing.Pacer;
+import dev.ccagent.cc.pacing.PacedController;
 
 /**
  * The common frame of loss-based window algorithms (RFC 9002 §7, Appendix B): slow start,
@@ -14,7 +13,7 @@ import dev.ccagent.cc.pacing.Pacer;
  * {@code gain × cwnd / smoothed RTT}. Subclasses decide how the window grows in congestion
  * avoidance and how far it shrinks on a congestion event.
  */
-public abstract class WindowedController implements CongestionController {
+public abstract class WindowedController extends PacedController {
 
     /** Pacing gain in slow start (Linux and quiche use 2). */
     public static final double SLOW_START_PACING_GAIN = 2.0;
@@ -23,12 +22,7 @@ public abstract class WindowedController implements CongestionController {
     /** Minimum window in packets: kMinimumWindow = 2 × max datagram size. */
     public static final int MIN_WINDOW_PACKETS = 2;
 
-    protected final String algorithm;
-    protected final int mss;
-    protected final long initialWindow;
     protected final long minWindow;
-    private final long initialRtt;
-    private final Pacer pacer;
 
     protected long cwnd;
     protected long ssthresh = Long.MAX_VALUE;
@@ -36,23 +30,13 @@ public abstract class WindowedController implements CongestionController {
     private long recoveryStartTime = Long.MIN_VALUE;
     private boolean inRecovery;
     private boolean appLimited;
-    private long bytesInFlight;
-    protected long smoothedRtt;
     protected long minRtt;
-    private long congestionEvents;
-    private long packetsLost;
-    private long bytesAcked;
 
     protected WindowedController(CcOptions options) {
-        this.algorithm = options.algorithm();
-        this.mss = options.mss();
-        this.initialWindow = options.initialWindowBytes();
+        super(options, rateFor(SLOW_START_PACING_GAIN, options.initialWindowBytes(), options.initialRttNanos()));
         this.minWindow = (long) MIN_WINDOW_PACKETS * mss;
-        this.initialRtt = options.initialRttNanos();
         this.cwnd = initialWindow;
         this.smoothedRtt = 0;
-        long fallback = rateFor(SLOW_START_PACING_GAIN, initialWindow, initialRtt);
-        this.pacer = options.pacing() ? new Pacer(mss, options.quantumRatio(), fallback, initialWindow) : null;
     }
 
     // ---- growth and reduction policy, per algorithm ----
@@ -75,11 +59,6 @@ public abstract class WindowedController implements CongestionController {
     // ---- CongestionController ----
 
     @Override
-    public String algorithm() {
-        return algorithm;
-    }
-
-    @Override
     public void onPacketSent(long sentTimeNanos, long packetNumber, int bytes, long bytesInFlight,
                              boolean ackEliciting) {
         if (!ackEliciting) {
@@ -89,9 +68,7 @@ public abstract class WindowedController implements CongestionController {
         if (bytesInFlight + mss > cwnd) {
             appLimited = false; // the window is in use again: no room for another full packet
         }
-        if (pacer != null) {
-            pacer.onPacketSent(sentTimeNanos, bytes);
-        }
+        pacerOnPacketSent(sentTimeNanos, bytes);
     }
 
     @Override
@@ -155,9 +132,7 @@ public abstract class WindowedController implements CongestionController {
     public void onAppLimited(long timeNanos, long bytesInFlight) {
         this.bytesInFlight = bytesInFlight;
         appLimited = true;
-        if (pacer != null) {
-            pacer.notBacklogged();
-        }
+        pacerNotBacklogged();
     }
 
     @Override
@@ -165,9 +140,7 @@ public abstract class WindowedController implements CongestionController {
         boolean room = bytesInFlight < cwnd;
         if (!room) {
             appLimited = false; // window-limited, not application-limited
-        }
-        if (!room && pacer != null) {
-            pacer.notBacklogged(); // window-limited time is not owed to the pacer
+            pacerNotBacklogged();
         }
         return room;
     }
@@ -180,11 +153,6 @@ public abstract class WindowedController implements CongestionController {
     @Override
     public long pacingRate() {
         return pacer != null ? pacer.rate() : currentRate();
-    }
-
-    @Override
-    public long earliestSendTime(long nowNanos, int packetBytes) {
-        return pacer != null ? pacer.earliestSendTime(nowNanos, packetBytes) : nowNanos;
     }
 
     public CongestionMode mode() {
@@ -200,22 +168,14 @@ public abstract class WindowedController implements CongestionController {
 
     @Override
     public CcSnapshot snapshot(CcSnapshot s) {
-        s.algorithm = algorithm;
+        fillCommon(s);
         s.mode = mode();
-        s.probeBwPhase = -1;
         s.congestionWindow = cwnd;
         s.slowStartThreshold = ssthresh;
-        s.bytesInFlight = bytesInFlight;
         s.bandwidthEstimate = 0;
-        s.pacingRate = pacingRate();
-        s.pacingQuantum = pacer != null ? pacer.quantum() : 0;
         s.minRttNanos = minRtt;
-        s.smoothedRttNanos = smoothedRtt;
         s.pacingGain = pacingGain();
         s.cwndGain = 0;
-        s.congestionEvents = congestionEvents;
-        s.packetsLost = packetsLost;
-        s.bytesAcked = bytesAcked;
         return s;
     }
 
