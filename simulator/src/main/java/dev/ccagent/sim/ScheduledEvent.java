@@ -1,9 +1,9 @@
 package dev.ccagent.sim;
 
+import dev.ccagent.link.TimeOrdered;
+
 /** One entry of the {@link EventQueue}: ordered by time, then by the order it was scheduled in. */
-final class ScheduledEvent implements Comparable<ScheduledEvent> {
-    final long time;
-    final long seq;
+final class ScheduledEvent extends TimeOrdered<ScheduledEvent> {
     final EventType type;
     /** Index of the flow the event belongs to, or -1. */
     final int flow;
@@ -12,16 +12,9 @@ final class ScheduledEvent implements Comparable<ScheduledEvent> {
     long seqToken;
 
     ScheduledEvent(long time, long seq, EventType type, int flow, Object payload) {
-        this.time = time;
-        this.seq = seq;
+        super(time, seq);
         this.type = type;
         this.flow = flow;
         this.payload = payload;
-    }
-
-    @Override
-    public int compareTo(ScheduledEvent o) {
-        int c = Long.compare(time, o.time);
-        return c != 0 ? c : Long.compare(seq, o.seq);
     }
 }

@@ -1,5 +1,7 @@
 package dev.ccagent.it.emulator;
 
+import dev.ccagent.link.TimeOrdered;
+
 import java.io.IOException;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
@@ -73,25 +75,16 @@ final class LinkDirection implements AutoCloseable {
     static final int QUEUE_DELAY_BUCKETS = 20_001;
     static final long QUEUE_DELAY_BUCKET_NANOS = 100_000;
 
-    private static final class Pending implements Comparable<Pending> {
-        final long at;
-        final long seq;
+    private static final class Pending extends TimeOrdered<Pending> {
         final ByteBuffer data;
         final DatagramChannel channel;
         final SocketAddress to;
 
         Pending(long at, long seq, ByteBuffer data, DatagramChannel channel, SocketAddress to) {
-            this.at = at;
-            this.seq = seq;
+            super(at, seq);
             this.data = data;
             this.channel = channel;
             this.to = to;
-        }
-
-        @Override
-        public int compareTo(Pending o) {
-            int c = Long.compare(at, o.at);
-            return c != 0 ? c : Long.compare(seq, o.seq);
         }
     }
 
@@ -212,11 +205,11 @@ final class LinkDirection implements AutoCloseable {
                 Pending p = queue.peek();
                 if (p != null) {
                     long now = System.nanoTime();
-                    if (p.at <= now) {
+                    if (p.time <= now) {
                         due = queue.poll();
-                        stats.maxLatenessNanos.accumulateAndGet(now - p.at, Math::max);
+                        stats.maxLatenessNanos.accumulateAndGet(now - p.time, Math::max);
                     } else {
-                        wait = p.at - now;
+                        wait = p.time - now;
                     }
                 }
             }
