@@ -14,14 +14,15 @@ public abstract class TimeOrdered<T extends TimeOrdered<T>> implements Comparabl
     /** The order it was scheduled in, for equal times. */
     public final long seq;
 
-    protected TimeOrdered(long time, long seq) {
-        this.time = time;
-        this.seq = seq;
-    }
-
+    /** Earlier time first; for equal times, the lower sequence number. */
     @Override
     public final int compareTo(T o) {
         int c = Long.compare(time, o.time);
         return c != 0 ? c : Long.compare(seq, o.seq);
+    }
+
+    protected TimeOrdered(long time, long seq) {
+        this.time = time;
+        this.seq = seq;
     }
 }
