@@ -14,9 +14,10 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * What BBRv1 and BBRv3 share: delivery-rate sampling ({@link BandwidthSampler}), round counting
- * ({@link RoundCounter}), ack-aggregation estimation ({@link AckAggregation}), bookkeeping of bytes
- * in flight and statistics, the data-rate sanity check, and the pacer.
+ * What BBRv1 and BBRv3 share beyond {@link PacedController} (the pacer, bytes in flight and
+ * statistics): delivery-rate sampling ({@link BandwidthSampler}), round counting
+ * ({@link RoundCounter}), ack-aggregation estimation ({@link AckAggregation}), the mode and its
+ * gains, the data-rate sanity check, and what the pacer is fed.
  *
  * <h2>Zero-rate immunity</h2>
  * The reason this project exists is the quic-go BBR port that hung localhost transfers at 100% CPU
