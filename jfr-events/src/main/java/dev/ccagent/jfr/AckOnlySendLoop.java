@@ -20,16 +20,7 @@ import jdk.jfr.Timespan;
         + "congestion controller refused to send")
 @Category({"QUIC", "Congestion Control", "Send Loop"})
 @StackTrace(false)
-public final class AckOnlySendLoop extends jdk.jfr.Event {
-
-    @Label("Library")
-    public String library;
-
-    @Label("Connection Id")
-    public String connectionId;
-
-    @Label("Algorithm")
-    public String algorithm;
+public final class AckOnlySendLoop extends ControllerEvent {
 
     @Label("ACK-Only Packets")
     @Description("Datagrams sent in the window that carried no ack-eliciting frame")

@@ -12,20 +12,11 @@ import jdk.jfr.StackTrace;
 @Description("A QUIC connection was assigned a congestion control algorithm: arm, options and why")
 @Category({"QUIC", "Congestion Control"})
 @StackTrace(false)
-public final class AlgorithmAssigned extends jdk.jfr.Event {
-
-    @Label("Library")
-    public String library;
-
-    @Label("Connection Id")
-    public String connectionId;
+public final class AlgorithmAssigned extends ControllerEvent {
 
     @Label("Role")
     @Description("server or client")
     public String role;
-
-    @Label("Algorithm")
-    public String algorithm;
 
     @Label("Options")
     @Description("Options given for the algorithm, KEY=VALUE comma separated")

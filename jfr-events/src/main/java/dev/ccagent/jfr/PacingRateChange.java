@@ -16,16 +16,7 @@ import jdk.jfr.StackTrace;
         + "(10% by default) since the last event of this type for the connection")
 @Category({"QUIC", "Congestion Control", "Pacing"})
 @StackTrace(false)
-public final class PacingRateChange extends jdk.jfr.Event {
-
-    @Label("Library")
-    public String library;
-
-    @Label("Connection Id")
-    public String connectionId;
-
-    @Label("Algorithm")
-    public String algorithm;
+public final class PacingRateChange extends ControllerEvent {
 
     @Label("Previous Rate")
     @DataAmount(DataAmount.BYTES)

@@ -16,16 +16,7 @@ import jdk.jfr.Timespan;
         + "to the next packet the pacer allowed, against the wait the pacer announced")
 @Category({"QUIC", "Congestion Control", "Pacing"})
 @StackTrace(false)
-public final class PacingStall extends jdk.jfr.Event {
-
-    @Label("Library")
-    public String library;
-
-    @Label("Connection Id")
-    public String connectionId;
-
-    @Label("Algorithm")
-    public String algorithm;
+public final class PacingStall extends ControllerEvent {
 
     @Label("Wait")
     @Description("From the pacer's first refusal until it allowed a packet")

@@ -18,16 +18,7 @@ import jdk.jfr.Timespan;
         + "explain), or the congestion controller answered send times already in the past")
 @Category({"QUIC", "Congestion Control", "Send Loop"})
 @StackTrace(false)
-public final class SendLoopSpin extends jdk.jfr.Event {
-
-    @Label("Library")
-    public String library;
-
-    @Label("Connection Id")
-    public String connectionId;
-
-    @Label("Algorithm")
-    public String algorithm;
+public final class SendLoopSpin extends ControllerEvent {
 
     @Label("Wake-Ups")
     @Description("Sender loop iterations in the window")

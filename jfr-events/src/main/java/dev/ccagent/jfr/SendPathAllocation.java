@@ -19,13 +19,7 @@ import jdk.jfr.Timespan;
         + "(per-thread allocated bytes, sampled); flagged above the threshold")
 @Category({"QUIC", "Congestion Control", "Send Loop"})
 @StackTrace(false)
-public final class SendPathAllocation extends jdk.jfr.Event {
-
-    @Label("Library")
-    public String library;
-
-    @Label("Connection Id")
-    public String connectionId;
+public final class SendPathAllocation extends ConnectionEvent {
 
     @Label("Path")
     @Description("sender or receiver")

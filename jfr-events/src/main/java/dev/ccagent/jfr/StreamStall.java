@@ -26,7 +26,7 @@ import jdk.jfr.Timespan;
 @Category({"QUIC", "Streams"})
 @StackTrace(false)
 @Period("endChunk")
-public final class StreamStall extends jdk.jfr.Event {
+public final class StreamStall extends ConnectionEvent {
 
     @Label("Episode Id")
     @Description("The same for every event of one episode (unique in the JVM)")
@@ -36,12 +36,6 @@ public final class StreamStall extends jdk.jfr.Event {
     @Description("From the first sample that saw the stream stalled to this event's end")
     @Timespan(Timespan.NANOSECONDS)
     public long episodeDuration;
-
-    @Label("Library")
-    public String library;
-
-    @Label("Connection Id")
-    public String connectionId;
 
     @Label("Stream Id")
     public long streamId;

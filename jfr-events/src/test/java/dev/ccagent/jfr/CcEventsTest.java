@@ -113,7 +113,7 @@ class CcEventsTest {
             r.setDestination(file);
             r.start();
             assertTrue(JfrSwitch.on, "switch on while recording");
-            commitOneOfEach();
+            commitOneOfEachButTheState();
             long until = System.nanoTime() + 5_000_000_000L;
             while (periodic.get() < 2 && System.nanoTime() < until) {
                 Thread.sleep(50);
@@ -125,9 +125,17 @@ class CcEventsTest {
         // 2026-12-04); the 5 s wait fails only if JFR's periodic thread comes 4.6 s late, 12x: under 1 in 10,000 a run
         assertTrue(periodic.get() >= 2, "periodic hook ran: " + periodic.get());
         Map<String, Integer> counts = new HashMap<>();
+        Set<String> inheritedChecked = new java.util.TreeSet<>();
         for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
             counts.merge(e.getEventType().getName(), 1, Integer::sum);
+            int i = CcEvents.NAMES.indexOf(e.getEventType().getName());
+            if (i >= 0 && ConnectionEvent.class.isAssignableFrom(CcEvents.classes().get(i))) {
+                assertInheritedFields(e, CcEvents.classes().get(i));
+                inheritedChecked.add(e.getEventType().getName());
+            }
         }
+        // AckOnlySendLoop, AlgorithmAssigned, PacingRateChange, PacingStall, SendLoopSpin, SendPathAllocation, StreamStall
+        assertEquals(7, inheritedChecked.size(), "connection events read back: " + inheritedChecked);
         for (String name : CcEvents.NAMES) {
             assertTrue(counts.getOrDefault(name, 0) > 0, name + " recorded: " + counts);
         }
@@ -141,44 +149,38 @@ class CcEventsTest {
         return m;
     }
 
-    static void commitOneOfEach() {
-        PacingRateChange p = new PacingRateChange();
-        p.rate = 1000;
-        p.commit();
-        PacingStall s = new PacingStall();
-        s.waitTime = 1;
-        s.commit();
-        AckOnlySendLoop a = new AckOnlySendLoop();
-        a.ackOnlyPackets = 1;
-        a.commit();
-        SendLoopSpin sp = new SendLoopSpin();
-        sp.wakeups = 1;
-        sp.commit();
-        SendPathAllocation al = new SendPathAllocation();
-        al.allocated = 1;
-        al.commit();
-        AlgorithmAssigned aa = new AlgorithmAssigned();
-        aa.algorithm = "x";
-        aa.commit();
-        AgentLifecycle l = new AgentLifecycle();
-        l.action = "test";
-        l.commit();
-        ConnectionSummary cs = new ConnectionSummary();
-        cs.connectionId = "0a0b";
-        cs.trigger = "close";
-        cs.commit();
-        CanaryRolledBack rb = new CanaryRolledBack();
-        rb.canaryArm = "canary";
-        rb.commit();
-        CpuSpin spin = new CpuSpin();
-        spin.threadName = "sender";
-        spin.commit();
-        Fallback f = new Fallback();
-        f.kind = "first";
-        f.commit();
-        StreamStall stall = new StreamStall();
-        stall.bytesWaiting = 1;
-        stall.commit();
+    /**
+     * Commits one event of every type but {@link CongestionState}, which the test's periodic hook writes; a
+     * {@link ConnectionEvent} with its library and connection id, a {@link ControllerEvent} with its algorithm.
+     */
+    static void commitOneOfEachButTheState() throws ReflectiveOperationException {
+        for (Class<? extends jdk.jfr.Event> c : CcEvents.classes()) {
+            if (c == CongestionState.class) {
+                continue;
+            }
+            jdk.jfr.Event e = c.getDeclaredConstructor().newInstance();
+            if (e instanceof ConnectionEvent connection) {
+                connection.library = "kwik";
+                connection.connectionId = "0a0b";
+            }
+            if (e instanceof ControllerEvent controller) {
+                controller.algorithm = "bbr1";
+            }
+            e.commit();
+        }
+    }
+
+    /** Reads back an event's inherited fields: the values {@link #commitOneOfEachButTheState} set, the labels of the base classes. */
+    private static void assertInheritedFields(RecordedEvent e, Class<?> type) {
+        String name = e.getEventType().getName();
+        assertEquals("kwik", e.getString(EventFields.LIBRARY), name);
+        assertEquals("0a0b", e.getString(EventFields.CONNECTION_ID), name);
+        assertEquals("Library", e.getEventType().getField(EventFields.LIBRARY).getLabel(), name);
+        assertEquals("Connection Id", e.getEventType().getField(EventFields.CONNECTION_ID).getLabel(), name);
+        if (ControllerEvent.class.isAssignableFrom(type)) {
+            assertEquals("bbr1", e.getString(EventFields.ALGORITHM), name);
+            assertEquals("Algorithm", e.getEventType().getField(EventFields.ALGORITHM).getLabel(), name);
+        }
     }
 
     /** The one table of names: every event's name is in EventNames, in CcEvents' order; every event field is in EventFields and every constant there names a field. */
