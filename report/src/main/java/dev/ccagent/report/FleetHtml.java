@@ -137,8 +137,8 @@ public final class FleetHtml {
                         .append(esc(FleetOutput.label(c.metric))).append(c.higherIsBetter ? " &uarr;" : " &darr;")
                         .append("</td><td class=\"l\"><span class=\"v ").append(cls).append("\">")
                         .append(esc(c.verdict.text)).append("</span></td><td>")
-                        .append(c.interval == null ? "-" : FleetOutput.num(c.interval.estimate) + " ["
-                                + FleetOutput.num(c.interval.low) + " &ndash; " + FleetOutput.num(c.interval.high) + "]")
+                        .append(c.interval == null ? "-" : FleetOutput.num(c.interval.estimate()) + " ["
+                                + FleetOutput.num(c.interval.low()) + " &ndash; " + FleetOutput.num(c.interval.high()) + "]")
                         .append("</td><td class=\"l\">").append(ciBar(c)).append("</td><td>")
                         .append(FleetOutput.p(c.test.p)).append("</td><td class=\"ww\">")
                         // a figure stays on one line with its unit; the cell wraps at "vs"
@@ -174,16 +174,16 @@ public final class FleetHtml {
         }
         s.append("<line x1=\"").append(w / 2).append("\" y1=\"0\" x2=\"").append(w / 2).append("\" y2=\"").append(hgt)
                 .append("\" stroke=\"#495057\" stroke-width=\"1.5\"/>");
-        if (c.interval != null && !Double.isNaN(c.interval.low) && !Double.isNaN(c.interval.high)) {
+        if (c.interval != null && !Double.isNaN(c.interval.low()) && !Double.isNaN(c.interval.high())) {
             String color = c.verdict == Comparison.Verdict.BETTER ? "#2b8a3e" : c.verdict == Comparison.Verdict.WORSE
                     ? "#c92a2a" : "#495057";
-            double x1 = x.applyAsDouble(c.interval.low);
-            double x2 = x.applyAsDouble(c.interval.high);
+            double x1 = x.applyAsDouble(c.interval.low());
+            double x2 = x.applyAsDouble(c.interval.high());
             s.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"5\" width=\"%.1f\" height=\"6\" fill=\"%s\" "
                     + "opacity=\"0.45\"/>", x1, Math.max(1.5, x2 - x1), color));
-            if (!Double.isNaN(c.interval.estimate)) {
+            if (!Double.isNaN(c.interval.estimate())) {
                 s.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"8\" r=\"3.5\" fill=\"%s\"/>",
-                        x.applyAsDouble(c.interval.estimate), color));
+                        x.applyAsDouble(c.interval.estimate()), color));
             }
         }
         return s.append("</svg>").toString();
@@ -276,8 +276,8 @@ public final class FleetHtml {
         if (!r.rollbacks().isEmpty()) {
             h.append("<h2>Guard rollbacks</h2><ul>");
             for (FleetReport.Rollback rb : r.rollbacks()) {
-                h.append("<li>").append(esc(rb.time.toString())).append(": ").append(esc(rb.arm)).append(" (")
-                        .append(esc(rb.metric)).append(") ").append(esc(rb.evidence)).append("</li>");
+                h.append("<li>").append(esc(rb.time().toString())).append(": ").append(esc(rb.arm())).append(" (")
+                        .append(esc(rb.metric())).append(") ").append(esc(rb.evidence())).append("</li>");
             }
             h.append("</ul>");
         }

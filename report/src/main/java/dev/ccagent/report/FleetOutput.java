@@ -117,8 +117,8 @@ public final class FleetOutput {
             }
         }
         for (FleetReport.Rollback rb : r.rollbacks()) {
-            sb.append(String.format(Locale.ROOT, "%nguard rolled back %s at %s (%s): %s%n", rb.arm, rb.time, rb.metric,
-                    rb.evidence));
+            sb.append(String.format(Locale.ROOT, "%nguard rolled back %s at %s (%s): %s%n", rb.arm(), rb.time(),
+                    rb.metric(), rb.evidence()));
         }
         fallbacks(sb, r);
         return sb.toString();
@@ -142,8 +142,8 @@ public final class FleetOutput {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "%-26s %-25s", label(c.metric), c.verdict.text));
         if (c.interval != null) {
-            sb.append(String.format(Locale.ROOT, " ratio %s (95%% CI %s-%s),", num(c.interval.estimate),
-                    num(c.interval.low), num(c.interval.high)));
+            sb.append(String.format(Locale.ROOT, " ratio %s (95%% CI %s-%s),", num(c.interval.estimate()),
+                    num(c.interval.low()), num(c.interval.high())));
         }
         sb.append(String.format(Locale.ROOT, " medians %s vs %s, p=%s, n=%d/%d", value(c.metric, c.medianArm),
                 value(c.metric, c.medianBaseline), p(c.test.p), c.nArm, c.nBaseline));
@@ -309,9 +309,9 @@ public final class FleetOutput {
                         .append(",\"nBaseline\":").append(c.nBaseline)
                         .append(",\"median\":").append(dbl(c.medianArm))
                         .append(",\"medianBaseline\":").append(dbl(c.medianBaseline))
-                        .append(",\"ratio\":").append(c.interval == null ? "null" : dbl(c.interval.estimate))
-                        .append(",\"ciLow\":").append(c.interval == null ? "null" : dbl(c.interval.low))
-                        .append(",\"ciHigh\":").append(c.interval == null ? "null" : dbl(c.interval.high))
+                        .append(",\"ratio\":").append(c.interval == null ? "null" : dbl(c.interval.estimate()))
+                        .append(",\"ciLow\":").append(c.interval == null ? "null" : dbl(c.interval.low()))
+                        .append(",\"ciHigh\":").append(c.interval == null ? "null" : dbl(c.interval.high()))
                         .append(",\"p\":").append(dbl(c.test.p))
                         .append(",\"exact\":").append(c.test.exact)
                         .append(",\"probabilityGreater\":").append(dbl(c.test.probabilityXGreater))
@@ -324,9 +324,9 @@ public final class FleetOutput {
         sb.append("],\"rollbacks\":[");
         first = true;
         for (FleetReport.Rollback rb : r.rollbacks()) {
-            sb.append(first ? "" : ",").append("{\"time\":").append(str(rb.time.toString()))
-                    .append(",\"arm\":").append(str(rb.arm)).append(",\"metric\":").append(str(rb.metric))
-                    .append(",\"evidence\":").append(str(rb.evidence)).append('}');
+            sb.append(first ? "" : ",").append("{\"time\":").append(str(rb.time().toString()))
+                    .append(",\"arm\":").append(str(rb.arm())).append(",\"metric\":").append(str(rb.metric()))
+                    .append(",\"evidence\":").append(str(rb.evidence())).append('}');
             first = false;
         }
         sb.append("],\"fallbacks\":[");
@@ -419,27 +419,18 @@ public final class FleetOutput {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             switch (c) {
-                case '"':
-                    sb.append("\\\"");
-                    break;
-                case '\\':
-                    sb.append("\\\\");
-                    break;
-                case '\n':
-                    sb.append("\\n");
-                    break;
-                case '\r':
-                    sb.append("\\r");
-                    break;
-                case '\t':
-                    sb.append("\\t");
-                    break;
-                default:
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> {
                     if (c < 0x20) {
                         sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
                     } else {
                         sb.append(c);
                     }
+                }
             }
         }
         return sb.append('"').toString();

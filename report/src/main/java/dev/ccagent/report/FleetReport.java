@@ -137,18 +137,7 @@ public final class FleetReport {
     }
 
     /** A rollback the guard wrote. */
-    public static final class Rollback {
-        public final Instant time;
-        public final String arm;
-        public final String metric;
-        public final String evidence;
-
-        Rollback(Instant time, String arm, String metric, String evidence) {
-            this.time = time;
-            this.arm = arm;
-            this.metric = metric;
-            this.evidence = evidence;
-        }
+    public record Rollback(Instant time, String arm, String metric, String evidence) {
     }
 
     /** One cause of fallbacks (the agent's code failed, the connection went on without it), from its Fallback events. */

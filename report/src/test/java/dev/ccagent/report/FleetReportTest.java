@@ -59,16 +59,7 @@ class FleetReportTest {
         String what;
     }
 
-    static final class Run {
-        final String stdout;
-        final String stderr;
-        final int status;
-
-        Run(String stdout, String stderr, int status) {
-            this.stdout = stdout;
-            this.stderr = stderr;
-            this.status = status;
-        }
+    record Run(String stdout, String stderr, int status) {
     }
 
     /** {@code ccagent report ARGS...}: args[0] is "report", the rest goes to the entry point the CLI calls. */
@@ -106,11 +97,8 @@ class FleetReportTest {
         List<SyntheticFleet.Plan> plans = SyntheticFleet.plan("jvm-spin", 1, 2, 1_000_000_000L,
                 List.of(new SyntheticFleet.ArmModel("default", "bbr1", 1.0, 4e6, 0.6, 50, 0.012)), r);
         SyntheticFleet.Plan p = plans.get(0);
-        Path file = dir.resolve("spin.jfr");
-        try (Recording rec = new Recording()) {
-            rec.enable(ConnectionSummary.class).withoutStackTrace();
-            rec.enable(dev.ccagent.jfr.CpuSpin.class).withoutStackTrace();
-            rec.start();
+        List<Class<? extends jdk.jfr.Event>> types = List.of(ConnectionSummary.class, dev.ccagent.jfr.CpuSpin.class);
+        Path file = SyntheticFleet.record(dir.resolve("spin.jfr"), types, () -> {
             SyntheticFleet.summary(p, 1, 0, "close");
             // one episode as an agent records it: at detection, while it lasted, at its end
             for (String endedBy : List.of("ongoing", "ongoing", "progress")) {
@@ -127,9 +115,7 @@ class FleetReportTest {
             old.connectionId = p.connectionId;
             old.endedBy = "close";
             old.commit();
-            rec.stop();
-            rec.dump(file);
-        }
+        });
         FleetReport report = FleetReport.read(List.of(file), new FleetReport.Options());
         FleetReport.Arm arm = report.arms().values().iterator().next();
         assertEquals(Integer.valueOf(2), arm.alarms.get("CpuSpin"), "two episodes: " + arm.alarms);
@@ -155,10 +141,10 @@ class FleetReportTest {
         assertEquals(figures(single), figures(merged));
         assertEquals(0, merged.exitStatus());
         // the planned figures, not just self-consistency: connections per arm and the median goodput
-        long planned = a.stream().filter(p -> p.arm.label.equals("canary")).count()
-                + b.stream().filter(p -> p.arm.label.equals("canary")).count();
+        long planned = a.stream().filter(p -> p.arm.label().equals("canary")).count()
+                + b.stream().filter(p -> p.arm.label().equals("canary")).count();
         assertEquals(planned, merged.arms().get("canary bbr1").connections);
-        double[] plannedGoodput = both.stream().filter(p -> p.arm.label.equals("default"))
+        double[] plannedGoodput = both.stream().filter(p -> p.arm.label().equals("default"))
                 .mapToDouble(p -> p.bytesAcked * 8 / (p.lifetimeNanos / 1e9)).sorted().toArray();
         assertEquals(dev.ccagent.report.stats.Quantiles.ofSorted(plannedGoodput, 0.5),
                 dev.ccagent.report.stats.Quantiles.ofSorted(merged.arms().get("default stock").goodput, 0.5),
@@ -167,13 +153,13 @@ class FleetReportTest {
         // the same file twice (by copy), and the same path twice: counted once, and the copy is named
         Path copy = Files.copy(fa, dir.resolve("a-copy.jfr"));
         Run run = cli("report", "--json", fa.toString(), fb.toString(), copy.toString(), fa.toString());
-        assertEquals(0, run.status, run.stderr);
-        assertTrue(run.stdout.contains("\"status\":\"duplicate\""), run.stdout);
-        assertTrue(run.stdout.contains("\"duplicateOf\":" + FleetOutput.str(fa.toString())), run.stdout);
-        assertTrue(run.stdout.contains(figures(merged).substring(0, 40)), run.stdout);
-        assertTrue(run.stdout.endsWith(figures(merged)), "same figures as without the duplicates");
+        assertEquals(0, run.status(), run.stderr());
+        assertTrue(run.stdout().contains("\"status\":\"duplicate\""), run.stdout());
+        assertTrue(run.stdout().contains("\"duplicateOf\":" + FleetOutput.str(fa.toString())), run.stdout());
+        assertTrue(run.stdout().contains(figures(merged).substring(0, 40)), run.stdout());
+        assertTrue(run.stdout().endsWith(figures(merged)), "same figures as without the duplicates");
         Run text = cli("report", fa.toString(), fb.toString(), copy.toString());
-        assertTrue(text.stdout.contains("the same recording as " + fa + " - counted once"), text.stdout);
+        assertTrue(text.stdout().contains("the same recording as " + fa + " - counted once"), text.stdout());
     }
 
     @Test
@@ -211,22 +197,14 @@ class FleetReportTest {
         Path truncated = Files.write(dir.resolve("truncated.jfr"), Arrays.copyOf(whole, whole.length * 2 / 3));
         Files.delete(dir.resolve("whole.jfr"));
         Path notJfr = Files.writeString(dir.resolve("notes.jfr"), "this is not a flight recording");
-        Path foreign = dir.resolve("foreign.jfr");
-        try (Recording rec = new Recording()) {
-            rec.enable(Foreign.class);
-            rec.start();
+        Path foreign = SyntheticFleet.record(dir.resolve("foreign.jfr"), List.of(Foreign.class), () -> {
             for (int i = 0; i < 10; i++) {
                 Foreign f = new Foreign();
                 f.what = "x" + i;
                 f.commit();
             }
-            rec.stop();
-            rec.dump(foreign);
-        }
-        Path old = dir.resolve("old-agent.jfr");
-        try (Recording rec = new Recording()) {
-            rec.enable(OldSummary.class);
-            rec.start();
+        });
+        Path old = SyntheticFleet.record(dir.resolve("old-agent.jfr"), List.of(OldSummary.class), () -> {
             for (int i = 0; i < 12; i++) {
                 OldSummary s = new OldSummary();
                 s.library = "kwik";
@@ -242,14 +220,12 @@ class FleetReportTest {
                 s.rttP50 = 40_000_000;
                 s.commit();
             }
-            rec.stop();
-            rec.dump(old);
-        }
+        });
         Path missing = dir.resolve("missing.jfr");
 
         Run run = cli("report", dir.toString(), missing.toString());
-        String err = run.stderr;
-        assertEquals(1, run.status, err);
+        String err = run.stderr();
+        assertEquals(1, run.status(), err);
         assertTrue(err.contains(empty + ": empty file"), err);
         assertTrue(err.contains(truncated + ": truncated or damaged after ") || err.contains(truncated
                 + ": not a readable JFR recording"), err);
@@ -259,7 +235,7 @@ class FleetReportTest {
         assertFalse(err.contains(good.toString()), "the good file has no problem line: " + err);
         assertFalse(err.contains(old.toString()), "an older agent's file is read, not an error: " + err);
         // the rest of the report: the good file's 50 connections and the old agent's 12
-        String out = run.stdout;
+        String out = run.stdout();
         assertTrue(out.contains(old + ": its ConnectionSummary events lack agentInstance, appLimitedTime, leftSlowStart, "
                 + "rttP95 (another agent version)"), out);
         FleetReport r = FleetReport.read(List.of(good, old), new FleetReport.Options());
@@ -287,7 +263,7 @@ class FleetReportTest {
             assertTrue(arm.secondsInMode.size() >= 2, arm.secondsInMode.toString());
             // mode time comes from connections with two periodic samples or more (six rounds; late starters have
             // fewer), whatever order the file hands the samples out in
-            long timed = a.stream().filter(p -> (p.arm.label + " " + p.arm.algorithm).equals(arm.name))
+            long timed = a.stream().filter(p -> (p.arm.label() + " " + p.arm.algorithm()).equals(arm.name))
                     .filter(p -> Math.min(p.rounds, 6 - p.startRound) >= 2).count();
             assertTrue(timed > 0, arm.name);
             assertEquals(timed, arm.modeTimedConnections, arm.name);
@@ -305,7 +281,7 @@ class FleetReportTest {
         SyntheticFleet.write(f, a, 4, 5, 0, true, true, new SplittableRandom(3));
         Path html = dir.resolve("report.html");
         Run run = cli("report", "--html", html.toString(), f.toString());
-        assertEquals(0, run.status, run.stderr);
+        assertEquals(0, run.status(), run.stderr());
         String page = Files.readString(html);
         assertTrue(page.indexOf("<h2>Verdicts</h2>") < page.indexOf("CDF"), "verdict table first");
         // deterministic: the connections from seed 51, the bootstrap from the report's seed 1: odds 0
@@ -322,10 +298,7 @@ class FleetReportTest {
     @Test
     void fallbacksAreCountedPerCauseInTextJsonAndHtml(@TempDir Path dir) throws Exception {
         Path f = write(dir.resolve("fb.jfr"), plans("abcd0009", 20, 62, 1.0), false);
-        Path g = dir.resolve("fallbacks.jfr");
-        try (Recording rec = new Recording()) {
-            rec.enable(dev.ccagent.jfr.Fallback.class);
-            rec.start();
+        Path g = SyntheticFleet.record(dir.resolve("fallbacks.jfr"), List.of(dev.ccagent.jfr.Fallback.class), () -> {
             long[][] counts = {{1, 1}, {4, 5}, {2, 7}};
             for (int i = 0; i < counts.length; i++) {
                 dev.ccagent.jfr.Fallback e = new dev.ccagent.jfr.Fallback();
@@ -345,24 +318,22 @@ class FleetReportTest {
             other.count = 1;
             other.total = 1;
             other.commit();
-            rec.stop();
-            rec.dump(g);
-        }
+        });
         Run text = cli("report", f.toString(), g.toString());
-        assertEquals(0, text.status, text.stderr);
-        assertTrue(text.stdout.contains("fallbacks (the agent's own code failed"), text.stdout);
+        assertEquals(0, text.status(), text.stderr());
+        assertTrue(text.stdout().contains("fallbacks (the agent's own code failed"), text.stdout());
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("  7 of netty connection accounting"
-                + " \\(java.lang.IllegalStateException\\), \\S+ to \\S+: the connection runs bbr2_gcongestion").matcher(text.stdout);
-        assertTrue(m.find(), text.stdout);
-        assertTrue(text.stdout.indexOf("7 of netty") < text.stdout.indexOf("1 of kwik observe"), "most frequent first");
+                + " \\(java.lang.IllegalStateException\\), \\S+ to \\S+: the connection runs bbr2_gcongestion").matcher(text.stdout());
+        assertTrue(m.find(), text.stdout());
+        assertTrue(text.stdout().indexOf("7 of netty") < text.stdout().indexOf("1 of kwik observe"), "most frequent first");
         Run alone = cli("report", g.toString());
-        assertTrue(alone.stdout.contains("no connections found") && alone.stdout.contains("  7 of netty connection accounting"),
-                "a recording with fallbacks and no connection still shows them (they may be why):\n" + alone.stdout);
-        String json = cli("report", "--json", f.toString(), g.toString()).stdout;
+        assertTrue(alone.stdout().contains("no connections found") && alone.stdout().contains("  7 of netty connection accounting"),
+                "a recording with fallbacks and no connection still shows them (they may be why):\n" + alone.stdout());
+        String json = cli("report", "--json", f.toString(), g.toString()).stdout();
         assertTrue(json.contains("\"fallbacks\":[{\"where\":\"netty connection accounting\",\"exception\":"
                 + "\"java.lang.IllegalStateException\",\"count\":7,"), json);
         Path html = dir.resolve("fb.html");
-        assertEquals(0, cli("report", "--html", html.toString(), f.toString(), g.toString()).status);
+        assertEquals(0, cli("report", "--html", html.toString(), f.toString(), g.toString()).status());
         String page = Files.readString(html);
         assertTrue(page.contains("<h2>Fallbacks</h2>") && page.contains("<tr><td>7</td><td class=\"l\">netty connection accounting"),
                 page.substring(Math.max(0, page.indexOf("Fallbacks") - 100)));
@@ -372,8 +343,8 @@ class FleetReportTest {
     void jsonNamesEveryDocumentedField(@TempDir Path dir) throws Exception {
         Path f = write(dir.resolve("x.jfr"), plans("abcd0008", 40, 61, 1.0), false);
         Run run = cli("report", "--json", "--seed", "5", f.toString());
-        assertEquals(0, run.status, run.stderr);
-        String json = run.stdout;
+        assertEquals(0, run.status(), run.stderr());
+        String json = run.stdout();
         for (String field : new String[] {"\"schema\":\"ccagent-report/1\"", "\"seed\":5", "\"inputs\":[",
             "\"duplicateSummaries\":", "\"baseline\":\"default stock\"", "\"arms\":[", "\"goodputBps\":{\"all\":",
             "\"leftSlowStart\":", "\"rttP50Ms\":", "\"rttP95Ms\":", "\"lossRate\":{\"aggregate\":", "\"comparisons\":[",
@@ -381,16 +352,13 @@ class FleetReportTest {
             "\"rollbacks\":[", "\"fallbacks\":[", "\"exitStatus\":0"}) {
             assertTrue(json.contains(field), field + " in " + json);
         }
-        assertEquals(json, cli("report", "--json", "--seed", "5", f.toString()).stdout, "same seed, same report");
+        assertEquals(json, cli("report", "--json", "--seed", "5", f.toString()).stdout(), "same seed, same report");
         assertNotNull(FleetReport.read(List.of(f), new FleetReport.Options()).baseline());
-        assertEquals(2, cli("report", "--no-such-flag", f.toString()).status);
+        assertEquals(2, cli("report", "--no-such-flag", f.toString()).status());
     }
     @Test
     void goodputIsOverTransferTimeWhenTheAgentMeasuredOneElseOverLifetime(@TempDir Path dir) throws Exception {
-        Path f = dir.resolve("transfer.jfr");
-        try (Recording rec = new Recording()) {
-            rec.enable(ConnectionSummary.class);
-            rec.start();
+        Path f = SyntheticFleet.record(dir.resolve("transfer.jfr"), List.of(ConnectionSummary.class), () -> {
             for (int i = 0; i < 4; i++) {
                 ConnectionSummary s = new ConnectionSummary();
                 s.agentInstance = "7777aaaa";
@@ -411,9 +379,7 @@ class FleetReportTest {
                 s.leftSlowStart = true;
                 s.commit();
             }
-            rec.stop();
-            rec.dump(f);
-        }
+        });
         FleetReport r = FleetReport.read(List.of(f), new FleetReport.Options());
         double[] goodput = r.arms().get("default stock").goodput;
         assertEquals(4, goodput.length);

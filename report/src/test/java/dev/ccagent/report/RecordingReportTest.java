@@ -4,7 +4,6 @@ import dev.ccagent.jfr.EventNames;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Frequency;
 import jdk.jfr.Name;
-import jdk.jfr.Recording;
 import jdk.jfr.StackTrace;
 import jdk.jfr.Timespan;
 import org.junit.jupiter.api.Test;
@@ -18,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -77,11 +77,7 @@ class RecordingReportTest {
     }
 
     static Path makeRecording(Path dir) throws Exception {
-        Path file = dir.resolve("r.jfr");
-        try (Recording r = new Recording()) {
-            r.enable(State.class);
-            r.enable(Spin.class);
-            r.start();
+        return SyntheticFleet.record(dir.resolve("r.jfr"), List.of(State.class, Spin.class), () -> {
             for (int i = 0; i < 5; i++) {
                 state("aa01", "default", "newreno", i < 2 ? "slow start" : "congestion avoidance", 40 + i, i, i * 1_000_000L);
                 state("bb02", "canary", "bbr1", i < 1 ? "STARTUP" : "PROBE_BW", 20, 0, i * 2_000_000L);
@@ -92,10 +88,7 @@ class RecordingReportTest {
             spin.connectionId = "aa01";
             spin.emptyWakeups = 5000;
             spin.commit();
-            r.stop();
-            r.dump(file);
-        }
-        return file;
+        });
     }
 
     @Test

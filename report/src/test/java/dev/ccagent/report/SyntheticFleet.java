@@ -28,25 +28,8 @@ import java.util.SplittableRandom;
 public final class SyntheticFleet {
 
     /** One arm: label, algorithm, share of connections and the model of its connections. */
-    public static final class ArmModel {
-        final String label;
-        final String algorithm;
-        final double share;
-        final double goodputMedianBps;
-        final double goodputSigma;
-        final double rttMillis;
-        final double lossRate;
-
-        public ArmModel(String label, String algorithm, double share, double goodputMedianBps, double goodputSigma,
-                        double rttMillis, double lossRate) {
-            this.label = label;
-            this.algorithm = algorithm;
-            this.share = share;
-            this.goodputMedianBps = goodputMedianBps;
-            this.goodputSigma = goodputSigma;
-            this.rttMillis = rttMillis;
-            this.lossRate = lossRate;
-        }
+    public record ArmModel(String label, String algorithm, double share, double goodputMedianBps, double goodputSigma,
+                           double rttMillis, double lossRate) {
     }
 
     /** A planned connection: everything its events will say. */
@@ -88,7 +71,7 @@ public final class SyntheticFleet {
             double acc = 0;
             p.arm = arms.get(arms.size() - 1);
             for (ArmModel a : arms) {
-                acc += a.share;
+                acc += a.share();
                 if (u < acc) {
                     p.arm = a;
                     break;
@@ -96,10 +79,10 @@ public final class SyntheticFleet {
             }
             p.rounds = Math.max(2, rounds / 3 + r.nextInt(Math.max(1, rounds * 2 / 3)));
             p.startRound = r.nextInt(Math.max(1, rounds - p.rounds + 1));
-            p.goodputBps = p.arm.goodputMedianBps * Math.exp(p.arm.goodputSigma * gaussian(r));
-            p.rttP50Nanos = p.arm.rttMillis * 1e6 * Math.exp(0.15 * gaussian(r));
+            p.goodputBps = p.arm.goodputMedianBps() * Math.exp(p.arm.goodputSigma() * gaussian(r));
+            p.rttP50Nanos = p.arm.rttMillis() * 1e6 * Math.exp(0.15 * gaussian(r));
             p.rttP95Nanos = p.rttP50Nanos * (1.2 + 0.6 * r.nextDouble());
-            p.lossRate = r.nextDouble() < 0.2 ? 0 : p.arm.lossRate * Math.exp(0.5 * gaussian(r));
+            p.lossRate = r.nextDouble() < 0.2 ? 0 : p.arm.lossRate() * Math.exp(0.5 * gaussian(r));
             p.lifetimeNanos = p.rounds * roundNanos;
             p.bytesAcked = (long) (p.goodputBps / 8 * p.lifetimeNanos / 1e9);
             p.bytesSent = (long) (p.bytesAcked / (1 - Math.min(0.5, p.lossRate)));
@@ -140,7 +123,7 @@ public final class SyntheticFleet {
                         PacingStall s = new PacingStall();
                         s.library = "kwik";
                         s.connectionId = p.connectionId;
-                        s.algorithm = p.arm.algorithm;
+                        s.algorithm = p.arm.algorithm();
                         s.expectedWait = 1_000_000;
                         s.waitTime = (long) (p.rttP50Nanos * (r.nextDouble() * 1.6));
                         s.pacingRate = (long) (p.goodputBps / 8);
@@ -160,15 +143,34 @@ public final class SyntheticFleet {
         }
     }
 
+    /** What a test commits into a recording. */
+    interface Commits {
+        void run() throws Exception;
+    }
+
+    /** Records what {@code commits} commits of the given event types into {@code file}. */
+    static Path record(Path file, List<Class<? extends jdk.jfr.Event>> types, Commits commits) throws Exception {
+        try (Recording rec = new Recording()) {
+            for (Class<? extends jdk.jfr.Event> type : types) {
+                rec.enable(type);
+            }
+            rec.start();
+            commits.run();
+            rec.stop();
+            rec.dump(file);
+        }
+        return file;
+    }
+
     static void summary(Plan p, double progress, long sequence, String trigger) {
         ConnectionSummary s = new ConnectionSummary();
         s.agentInstance = p.agentInstance;
         s.library = "kwik";
         s.connectionId = p.connectionId;
         s.role = "server";
-        s.canaryArm = p.arm.label;
-        s.algorithm = p.fallback ? "stock" : p.arm.algorithm;
-        s.controller = p.fallback ? "fallback" : p.arm.algorithm.equals("stock") ? "stock" : "ccagent";
+        s.canaryArm = p.arm.label();
+        s.algorithm = p.fallback ? "stock" : p.arm.algorithm();
+        s.controller = p.fallback ? "fallback" : p.arm.algorithm().equals("stock") ? "stock" : "ccagent";
         s.trigger = trigger;
         s.sequence = sequence;
         s.lifetime = (long) (p.lifetimeNanos * progress);
@@ -191,14 +193,14 @@ public final class SyntheticFleet {
         CongestionState s = new CongestionState();
         s.library = "kwik";
         s.connectionId = p.connectionId;
-        s.canaryArm = p.arm.label;
-        s.algorithm = p.arm.algorithm;
+        s.canaryArm = p.arm.label();
+        s.algorithm = p.arm.algorithm();
         double bdp = p.goodputBps / 8 * p.rttP50Nanos / 1e9;
         boolean slowStart = k < 3;
         double window = slowStart ? 12_000 * Math.pow(2, k * 1.5)
                 : bdp * (0.7 + 0.5 * ((k % 7) / 6.0)) * Math.exp(0.1 * gaussian(r));
-        s.mode = slowStart ? (p.arm.algorithm.startsWith("bbr") ? "STARTUP" : "slow start")
-                : p.arm.algorithm.startsWith("bbr") ? "PROBE_BW" : "congestion avoidance";
+        s.mode = slowStart ? (p.arm.algorithm().startsWith("bbr") ? "STARTUP" : "slow start")
+                : p.arm.algorithm().startsWith("bbr") ? "PROBE_BW" : "congestion avoidance";
         s.trigger = "periodic";
         s.probeBwPhase = -1;
         s.congestionWindow = (long) Math.max(2400, window);
@@ -228,30 +230,17 @@ public final class SyntheticFleet {
         double canaryFactor = 1.0;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
-                case "--out":
-                    out = Path.of(args[++i]);
-                    break;
-                case "--jvms":
-                    jvms = Integer.parseInt(args[++i]);
-                    break;
-                case "--mb-per-jvm":
-                    mbPerJvm = Double.parseDouble(args[++i]);
-                    break;
-                case "--connections":
-                    connections = Integer.parseInt(args[++i]);
-                    break;
-                case "--round-ms":
-                    roundMillis = Long.parseLong(args[++i]);
-                    break;
-                case "--seed":
-                    seed = Long.parseLong(args[++i]);
-                    break;
-                case "--canary-factor":
-                    canaryFactor = Double.parseDouble(args[++i]);
-                    break;
-                default:
+                case "--out" -> out = Path.of(args[++i]);
+                case "--jvms" -> jvms = Integer.parseInt(args[++i]);
+                case "--mb-per-jvm" -> mbPerJvm = Double.parseDouble(args[++i]);
+                case "--connections" -> connections = Integer.parseInt(args[++i]);
+                case "--round-ms" -> roundMillis = Long.parseLong(args[++i]);
+                case "--seed" -> seed = Long.parseLong(args[++i]);
+                case "--canary-factor" -> canaryFactor = Double.parseDouble(args[++i]);
+                default -> {
                     System.err.println("unknown argument " + args[i]);
                     System.exit(2);
+                }
             }
         }
         if (out == null) {

@@ -13,18 +13,7 @@ public final class Bootstrap {
     public static final int DEFAULT_RESAMPLES = 2000;
 
     /** An estimate with its interval; infinite ends when a baseline median of 0 meets a positive one. */
-    public static final class Interval {
-        public final double estimate;
-        public final double low;
-        public final double high;
-        public final double level;
-
-        Interval(double estimate, double low, double high, double level) {
-            this.estimate = estimate;
-            this.low = low;
-            this.high = high;
-            this.level = level;
-        }
+    public record Interval(double estimate, double low, double high, double level) {
 
         public boolean excludes(double v) {
             return low > v || high < v;

@@ -67,7 +67,7 @@ public final class Comparison {
             v = Verdict.NOT_ENOUGH_DATA;
             needed = needed < 0 ? MIN_PER_ARM : Math.max(MIN_PER_ARM, needed);
         } else if (test.p < alpha && interval != null && interval.excludes(1)) {
-            boolean higher = interval.low > 1;
+            boolean higher = interval.low() > 1;
             boolean testSaysHigher = test.probabilityXGreater > 0.5;
             if (higher != testSaysHigher) {
                 v = Verdict.NO_DIFFERENCE;

@@ -33,17 +33,17 @@ class BootstrapTest {
         Bootstrap.Interval one = Bootstrap.ratioOfMedians(a, b, 0.95, 2000, 42);
         Bootstrap.Interval two = Bootstrap.ratioOfMedians(a, b, 0.95, 2000, 42);
         Bootstrap.Interval other = Bootstrap.ratioOfMedians(a, b, 0.95, 2000, 43);
-        assertEquals(one.low, two.low, 0);
-        assertEquals(one.high, two.high, 0);
-        assertNotEquals(one.low, other.low);
-        assertEquals(Quantiles.median(a) / Quantiles.median(b), one.estimate, 1e-12);
-        assertTrue(one.low < one.estimate && one.estimate < one.high);
+        assertEquals(one.low(), two.low(), 0);
+        assertEquals(one.high(), two.high(), 0);
+        assertNotEquals(one.low(), other.low());
+        assertEquals(Quantiles.median(a) / Quantiles.median(b), one.estimate(), 1e-12);
+        assertTrue(one.low() < one.estimate() && one.estimate() < one.high());
         // the order of the values does not matter
         double[] reversed = new double[a.length];
         for (int i = 0; i < a.length; i++) {
             reversed[i] = a[a.length - 1 - i];
         }
-        assertEquals(one.low, Bootstrap.ratioOfMedians(reversed, b, 0.95, 2000, 42).low, 0);
+        assertEquals(one.low(), Bootstrap.ratioOfMedians(reversed, b, 0.95, 2000, 42).low(), 0);
     }
 
     @Test
@@ -74,7 +74,7 @@ class BootstrapTest {
             double[] a = lognormal(r, 60, 30, 0.6);
             double[] b = lognormal(r, 60, 20, 0.6);
             Bootstrap.Interval ci = Bootstrap.ratioOfMedians(a, b, 0.95, 1000, s);
-            if (ci.low <= 1.5 && 1.5 <= ci.high) {
+            if (ci.low() <= 1.5 && 1.5 <= ci.high()) {
                 covered++;
             }
         }
@@ -86,9 +86,9 @@ class BootstrapTest {
     @Test
     void zeroMedians() {
         Bootstrap.Interval both = Bootstrap.ratioOfMedians(new double[] {0, 0, 0}, new double[] {0, 0}, 0.95, 200, 1);
-        assertEquals(1, both.estimate, 0);
+        assertEquals(1, both.estimate(), 0);
         Bootstrap.Interval inf = Bootstrap.ratioOfMedians(new double[] {1, 1, 1}, new double[] {0, 0}, 0.95, 200, 1);
-        assertEquals(Double.POSITIVE_INFINITY, inf.estimate, 0);
+        assertEquals(Double.POSITIVE_INFINITY, inf.estimate(), 0);
         assertTrue(inf.excludes(1));
     }
 }

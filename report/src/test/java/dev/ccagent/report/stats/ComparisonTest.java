@@ -62,7 +62,7 @@ class ComparisonTest {
             Comparison g = Comparison.of("goodput", true, canary, base, 0.05 / 5, 400, s);
             if (g.verdict == Comparison.Verdict.BETTER) {
                 better++;
-                assertTrue(g.interval.low > 1);
+                assertTrue(g.interval.low() > 1);
             }
             // the same numbers as an RTT (lower is better): a higher value is worse
             Comparison rtt = Comparison.of("rtt-p50", false, canary, base, 0.05 / 5, 400, s);
