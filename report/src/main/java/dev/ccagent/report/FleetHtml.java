@@ -491,26 +491,15 @@ public final class FleetHtml {
         return String.format(Locale.ROOT, "%.2g", t);
     }
 
-    /** A linear or logarithmic axis mapping data values to pixels. */
-    static final class Axis {
-        final boolean log;
-        final double lo;
-        final double hi;
-        final boolean horizontal;
-
-        private Axis(boolean log, double lo, double hi, boolean horizontal) {
-            this.log = log;
-            this.lo = lo;
-            this.hi = hi;
-            this.horizontal = horizontal;
-        }
+    /** A linear or logarithmic axis mapping data values from {@code lo} to {@code hi} to pixels. */
+    record Axis(boolean log, double lo, double hi) {
 
         static Axis linear(double lo, double hi) {
             if (hi <= lo) {
                 hi = lo + (lo == 0 ? 1 : Math.abs(lo) * 0.1);
             }
             double step = niceStep((hi - lo) / 5);
-            return new Axis(false, Math.floor(lo / step) * step, Math.ceil(hi / step) * step, true);
+            return new Axis(false, Math.floor(lo / step) * step, Math.ceil(hi / step) * step);
         }
 
         static Axis log(double lo, double hi) {
@@ -519,7 +508,7 @@ public final class FleetHtml {
             if (h <= l) {
                 h = l * 10;
             }
-            return new Axis(true, l, h, true);
+            return new Axis(true, l, h);
         }
 
         double frac(double v) {
