@@ -40,15 +40,9 @@ class FlupkeTest {
     }
 
     static KwikIt.Server start(Path dir, String name, String agentArgs) throws Exception {
-        ForkedJvm.Builder b = ForkedJvm.builder(name, FlupkeServer.class.getName())
+        return KwikIt.startServer(ForkedJvm.builder(name, FlupkeServer.class.getName())
                 .classPath(classPath())
-                .dir(dir)
-                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
-                .args("--keystore", KwikIt.keyStore().toString());
-        if (agentArgs != null) {
-            b.javaagent(KwikIt.agentJar(), agentArgs);
-        }
-        return KwikIt.awaitPort(b.start());
+                .dir(dir), agentArgs);
     }
 
     /**

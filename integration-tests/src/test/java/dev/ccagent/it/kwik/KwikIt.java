@@ -195,12 +195,7 @@ final class KwikIt {
      */
     static ForkedJvm launchClientWithLossTimerWidener(Path dir, String name, String agentArgs, Duration timeout,
                                                       String... args) throws IOException {
-        ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkClient.class.getName())
-                .classPath(appClassPathWithByteBuddy())
-                .dir(dir)
-                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
-                .args(args)
-                .args("--timeout-seconds", Long.toString(timeout.toSeconds()));
+        ForkedJvm.Builder b = clientBuilder(dir, name, appClassPathWithByteBuddy(), timeout, args);
         b.javaagent(lossTimerWidenerJar(), null);
         if (!NO_AGENT.equals(agentArgs)) {
             b.javaagent(agentJar(), agentArgs);
@@ -237,6 +232,18 @@ final class KwikIt {
             b.javaagent(agentJar(), agentArgs);
         }
         return more.apply(b).start();
+    }
+
+    /**
+     * Starts the server {@code b} describes (its main class or jar, class path and directory) with the servers'
+     * heap, collector and key store and, unless {@code agentArgs} is null, the agent; waits for its PORT line.
+     */
+    static Server startServer(ForkedJvm.Builder b, String agentArgs) throws IOException, InterruptedException {
+        b.jvmArgs("-Xmx512m", "-XX:+UseSerialGC").args("--keystore", keyStore().toString());
+        if (agentArgs != null) {
+            b.javaagent(agentJar(), agentArgs);
+        }
+        return awaitPort(b.start());
     }
 
     /** Waits for a launched server's PORT line; closes it on failure. */
@@ -297,16 +304,22 @@ final class KwikIt {
      */
     static ForkedJvm launchClient(Path dir, String name, String agentArgs, Duration timeout, String... args)
             throws IOException {
-        ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkClient.class.getName())
-                .classPath(appClassPath())
-                .dir(dir)
-                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
-                .args(args)
-                .args("--timeout-seconds", Long.toString(timeout.toSeconds()));
+        ForkedJvm.Builder b = clientBuilder(dir, name, appClassPath(), timeout, args);
         if (!NO_AGENT.equals(agentArgs)) {
             b.javaagent(agentJar(), agentArgs != null ? agentArgs : KwikBulkClient.CLIENT_AGENT);
         }
         return b.start();
+    }
+
+    /** A {@link KwikBulkClient} JVM on {@code classPath} with its heap, collector, arguments and timeout; no agent yet. */
+    private static ForkedJvm.Builder clientBuilder(Path dir, String name, String classPath, Duration timeout,
+                                                   String... args) {
+        return ForkedJvm.builder(name, KwikBulkClient.class.getName())
+                .classPath(classPath)
+                .dir(dir)
+                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
+                .args(args)
+                .args("--timeout-seconds", Long.toString(timeout.toSeconds()));
     }
 
     /** Waits for a launched client and closes it. */

@@ -25,16 +25,10 @@ class KwikJava25Test {
     static final String AGENT = "cc=bbr1;log=debug;fix.kwik-stream-stall=on";
 
     static KwikIt.Server start(Path dir, String name, Path java, String agentArgs) throws Exception {
-        ForkedJvm.Builder b = ForkedJvm.builder(name, KwikBulkServer.class.getName())
+        return KwikIt.startServer(ForkedJvm.builder(name, KwikBulkServer.class.getName())
                 .java(java.toString())
                 .classPath(KwikIt.appClassPath())
-                .dir(dir)
-                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
-                .args("--keystore", KwikIt.keyStore().toString());
-        if (agentArgs != null) {
-            b.javaagent(KwikIt.agentJar(), agentArgs);
-        }
-        return KwikIt.awaitPort(b.start());
+                .dir(dir), agentArgs);
     }
 
     @Test

@@ -31,15 +31,9 @@ class KwikSpringBootJarTest {
     }
 
     static KwikIt.Server start(Path dir, String name, String agentArgs) throws Exception {
-        ForkedJvm.Builder b = ForkedJvm.builder(name, "(executable jar)")
+        return KwikIt.startServer(ForkedJvm.builder(name, "(executable jar)")
                 .executableJar(bootJar())
-                .dir(dir)
-                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
-                .args("--keystore", KwikIt.keyStore().toString());
-        if (agentArgs != null) {
-            b.javaagent(KwikIt.agentJar(), agentArgs);
-        }
-        return KwikIt.awaitPort(b.start());
+                .dir(dir), agentArgs);
     }
 
     @Test
