@@ -107,23 +107,6 @@ class CpuSpinTest {
         return jvm.stdout() + jvm.stderr();
     }
 
-    static Path awaitFile(Path d, String suffix, int seconds) throws Exception {
-        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (Files.isDirectory(d)) {
-                try (Stream<Path> files = Files.list(d)) {
-                    Path p = files.filter(f -> f.toString().endsWith(suffix)).findFirst().orElse(null);
-                    if (p != null && Files.size(p) > 0) {
-                        Thread.sleep(500);
-                        return p;
-                    }
-                }
-            }
-            Thread.sleep(200);
-        }
-        return null;
-    }
-
     @Test
     void kwik0103SenderLoopIsFlaggedWithin5sProfiledAndEndsWhenTheClientReadsAgain() throws Exception {
         Path rec = dir.resolve("old-resume.jfr");
@@ -174,7 +157,7 @@ class CpuSpinTest {
             // the detector's 2 s window plus its tick's phase: 2,219-2,524 ms in 14 gate runs (2026-12-04); 5 s needs the
             // agent's 1 s tick 2.5 s late, five times the lateness seen: odds below 1e-4 a run
             assertTrue(after <= 5_000, "flagged " + after + " ms after the client stopped reading");
-            Path html = awaitFile(prof, "-cpu.html", 60);
+            Path html = FlameGraphs.awaitFile(prof, "-cpu.html", 60);
             assertNotNull(html, "flame graph written" + server.describe());
             List<String> frames = FlameGraphs.frames(html);
             assertTrue(frames.stream().anyMatch(f -> f.startsWith("tech/kwik/core/send/PacketAssembler.assemble")),
@@ -309,7 +292,7 @@ class CpuSpinTest {
             // late, over ten times the lateness seen: odds below 1e-4 a run
             assertTrue(flagged >= 0 && flagged <= 5_000, "flagged " + flagged + " ms after the handshake\n"
                     + server.output());
-            Path html = awaitFile(prof, "-cpu.html", 60);
+            Path html = FlameGraphs.awaitFile(prof, "-cpu.html", 60);
             assertNotNull(html, "flame graph written\n" + server.output());
             assertTrue(FlameGraphs.frames(html).stream().anyMatch(f -> f.startsWith("dev/ccagent/it/jfr/BusySpin$Controller.burn")),
                     "the flame graph names the busy loop");

@@ -5,9 +5,31 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
-/** Frame names of an async-profiler flame-graph HTML (its constant pool is prefix-compressed). */
+/** Async-profiler flame-graph HTML files: waiting for one, and its frame names (its constant pool is prefix-compressed). */
 final class FlameGraphs {
+
+    /**
+     * The first file in {@code dir} whose name ends with {@code suffix}, once it is not empty (then 500 ms more,
+     * to let the converter finish writing it); null if none came within {@code seconds}.
+     */
+    static Path awaitFile(Path dir, String suffix, int seconds) throws Exception {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (Files.isDirectory(dir)) {
+                try (Stream<Path> files = Files.list(dir)) {
+                    Path p = files.filter(f -> f.toString().endsWith(suffix)).findFirst().orElse(null);
+                    if (p != null && Files.size(p) > 0) {
+                        Thread.sleep(500);
+                        return p;
+                    }
+                }
+            }
+            Thread.sleep(200);
+        }
+        return null;
+    }
 
     static List<String> frames(Path html) throws IOException {
         String s = Files.readString(html);

@@ -78,7 +78,7 @@ class JfrSpinDetectionTest {
             assertTrue(detectedAfter >= 0 && detectedAfter <= 5_000, "detector fired " + detectedAfter
                     + " ms after the connection was up\n" + server.output());
             assertTrue(server.output().contains("ACK-only send loop on kwik connection"), server.output());
-            Path html = waitForFile(prof, "-cpu.html", 60);
+            Path html = FlameGraphs.awaitFile(prof, "-cpu.html", 60);
             assertTrue(html != null, "flame graph written\n" + server.output());
             List<String> frames = FlameGraphs.frames(html);
             assertTrue(frames.stream().anyMatch(f -> f.startsWith("tech/kwik/core/send/SenderImpl.")),
@@ -253,22 +253,5 @@ class JfrSpinDetectionTest {
             Thread.sleep(100);
         }
         return -1;
-    }
-
-    private static Path waitForFile(Path dir, String suffix, int seconds) throws Exception {
-        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (Files.isDirectory(dir)) {
-                try (Stream<Path> files = Files.list(dir)) {
-                    Path p = files.filter(f -> f.toString().endsWith(suffix)).findFirst().orElse(null);
-                    if (p != null && Files.size(p) > 0) {
-                        Thread.sleep(500); // let the converter finish writing
-                        return p;
-                    }
-                }
-            }
-            Thread.sleep(200);
-        }
-        return null;
     }
 }
