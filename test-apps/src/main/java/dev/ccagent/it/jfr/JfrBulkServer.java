@@ -30,12 +30,7 @@ public final class JfrBulkServer {
         ServerConnector server = KwikServers.connector(socket, ks, cfg);
         KwikServers.acceptStreams(server, "bulk", 10, stream ->
                 KwikServers.startDaemon("bulk-stream", () -> serve(stream, responseBytes)));
-        server.start();
-        KwikServers.announcePortFile(portFile, socket.getLocalPort());
-        KwikServers.awaitStdinClosed();
-        server.close();
-        System.out.println("server closed");
-        System.exit(0);
+        KwikServers.serveUntilStdinClosed(server, socket, portFile);
     }
 
     private static void serve(QuicStream stream, long responseBytes) {

@@ -33,12 +33,7 @@ public final class SpinServerMain {
         ServerConnector server = KwikServers.connectorNamingPort(socket, ks, cfg);
         KwikServers.acceptStreams(server, "spin", 10, stream ->
                 KwikServers.startDaemon("spin-stream", () -> serve(stream, answer, chunk)));
-        server.start();
-        KwikServers.announcePortFile(portFile, socket.getLocalPort());
-        KwikServers.awaitStdinClosed();
-        server.close();
-        System.out.println("server closed");
-        System.exit(0);
+        KwikServers.serveUntilStdinClosed(server, socket, portFile);
     }
 
     private static void serve(QuicStream stream, long answer, int chunk) {

@@ -132,7 +132,6 @@ public final class KwikServers {
         System.out.println("listening on 127.0.0.1:" + port);
     }
 
-    /** Blocks until the parent closes this process's standard input. */
     /** Until the parent closes our standard input, each line of it to {@code onLine}. */
     public static void awaitStdinClosed(java.util.function.Consumer<String> onLine) throws IOException {
         java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
@@ -142,9 +141,25 @@ public final class KwikServers {
         }
     }
 
+    /** Blocks until the parent closes this process's standard input. */
     public static void awaitStdinClosed() throws IOException {
         while (System.in.read() >= 0) {
             // until the parent closes our standard input
         }
+    }
+
+    /**
+     * Starts {@code server} (on {@code socket}), writes its port to {@code portFile} ({@link #announcePortFile}) and
+     * serves until the parent closes standard input; then closes it, prints "server closed" and exits normally
+     * (JFR dumps on exit).
+     */
+    public static void serveUntilStdinClosed(ServerConnector server, DatagramSocket socket, Path portFile)
+            throws IOException {
+        server.start();
+        announcePortFile(portFile, socket.getLocalPort());
+        awaitStdinClosed();
+        server.close();
+        System.out.println("server closed");
+        System.exit(0);
     }
 }
