@@ -1,11 +1,11 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.AgentCli;
 import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -22,39 +22,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class CliCommandsTest {
 
-    /** The outcome of one CLI run. */
-    record Cli(int exit, String out, String err) {
-        String all() {
-            return out + err;
-        }
-    }
-
-    static Cli cli(Path dir, String name, List<String> javaOptions, String... args) throws IOException, InterruptedException {
-        return cli(dir, name, ProcessHandle.current().info().command().orElse("java"), javaOptions, args);
-    }
-
-    static Cli cli(Path dir, String name, String java, List<String> javaOptions, String... args)
+    static AgentCli.Result cli(Path dir, String name, List<String> javaOptions, String... args)
             throws IOException, InterruptedException {
-        List<String> cmd = new java.util.ArrayList<>();
-        cmd.add(java);
-        cmd.addAll(javaOptions);
-        cmd.add("-jar");
-        cmd.add(KwikIt.agentJar().toString());
-        cmd.addAll(List.of(args));
-        Path out = dir.resolve(name + ".out");
-        Path err = dir.resolve(name + ".err");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        try {
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                throw new AssertionError("ccagent " + String.join(" ", args) + " did not finish");
-            }
-            return new Cli(p.exitValue(), Files.readString(out), Files.readString(err));
-        } finally {
-            p.destroyForcibly();
-        }
+        return cli(dir, name, AgentCli.currentJava(), javaOptions, args);
     }
 
-    static Cli cli(Path dir, String name, String... args) throws IOException, InterruptedException {
+    static AgentCli.Result cli(Path dir, String name, String java, List<String> javaOptions, String... args)
+            throws IOException, InterruptedException {
+        return AgentCli.run(KwikIt.agentJar(), java, javaOptions, dir, name, args);
+    }
+
+    static AgentCli.Result cli(Path dir, String name, String... args) throws IOException, InterruptedException {
         return cli(dir, name, List.of(), args);
     }
 
@@ -83,28 +61,28 @@ class CliCommandsTest {
         try (KwikIt.Server server = KwikIt.startServer(dir, "server", null)) {
             String pid = Long.toString(server.jvm.pid());
 
-            Cli list = cli(dir, "list-before", "list");
+            AgentCli.Result list = cli(dir, "list-before", "list");
             assertEquals(0, list.exit(), list.all());
             assertTrue(list.out().lines().anyMatch(l -> l.startsWith(pid + " ") && l.contains(" no ")
                     && l.contains("kwik")), "the server is listed, with kwik and without the agent:\n" + list.out());
 
-            Cli status = cli(dir, "status-before", "status", pid);
+            AgentCli.Result status = cli(dir, "status-before", "status", pid);
             assertEquals(1, status.exit(), status.all());
             assertTrue(status.err().contains("not attached"), status.all());
 
-            Cli attach = cli(dir, "attach", "attach", pid, "cc=cubic;log=debug;fix.kwik-stream-stall=on");
+            AgentCli.Result attach = cli(dir, "attach", "attach", pid, "cc=cubic;log=debug;fix.kwik-stream-stall=on");
             assertEquals(0, attach.exit(), attach.all() + server.jvm.describe());
             assertTrue(attach.out().contains("attached ccagent to pid " + pid), attach.out());
             assertTrue(attach.out().contains("default:       cubic"), attach.out());
             assertTrue(attach.out().lines().anyMatch(l -> l.contains("kwik") && l.contains(": applied")), attach.out());
             assertEquals(Set.of("cubic"), download(dir, "c1", server, 1));
 
-            Cli listAfter = cli(dir, "list-after", "list");
+            AgentCli.Result listAfter = cli(dir, "list-after", "list");
             assertTrue(listAfter.out().lines().anyMatch(l -> l.startsWith(pid + " ") && l.contains(" yes ")),
                     listAfter.out());
 
             // a second attach reconfigures: no second installation, no second transformation
-            Cli again = cli(dir, "attach-again", "attach", pid, "cc=newreno;log=debug;fix.kwik-stream-stall=on");
+            AgentCli.Result again = cli(dir, "attach-again", "attach", pid, "cc=newreno;log=debug;fix.kwik-stream-stall=on");
             assertEquals(0, again.exit(), again.all());
             assertTrue(again.out().contains("reconfigured ccagent to pid " + pid), again.out());
             String log = server.jvm.stderr();
@@ -114,16 +92,16 @@ class CliCommandsTest {
             assertEquals(Set.of("newreno"), download(dir, "c2", server, 2));
 
             // set: validated like start-up arguments; a bad value changes nothing
-            Cli bad = cli(dir, "set-bad", "set", pid, "canary=bbr9:10%");
+            AgentCli.Result bad = cli(dir, "set-bad", "set", pid, "canary=bbr9:10%");
             assertEquals(2, bad.exit(), bad.all());
             assertTrue(bad.err().contains("bbr9"), bad.all());
-            Cli set = cli(dir, "set", "set", pid, "canary=reno-hbdp:100%");
+            AgentCli.Result set = cli(dir, "set", "set", pid, "canary=reno-hbdp:100%");
             assertEquals(0, set.exit(), set.all());
             assertTrue(set.out().contains("canary=reno-hbdp:100%"), set.out());
             assertEquals(Set.of("reno-hbdp"), download(dir, "c3", server, 3),
                     "the change takes effect for the next connection");
 
-            Cli st = cli(dir, "status", "status", pid);
+            AgentCli.Result st = cli(dir, "status", "status", pid);
             assertEquals(0, st.exit(), st.all());
             assertTrue(st.out().contains("kwik default:cubic 1"), st.out());
             assertTrue(st.out().contains("kwik default:newreno 1"), st.out());
@@ -135,7 +113,7 @@ class CliCommandsTest {
             // the Control MXBean's StreamStalls and OngoingStreamStalls (the fix is on: none; KwikStreamStallTest has some)
             assertTrue(st.out().contains("stream stalls: 0 (ongoing 0)"), st.out());
 
-            Cli detach = cli(dir, "detach", "detach", pid);
+            AgentCli.Result detach = cli(dir, "detach", "detach", pid);
             assertEquals(0, detach.exit(), detach.all());
             // after a reconfiguring attach: the transformer is removed through the Instrumentation it was added to
             // (each attach gets its own; through the last one the JVM answered "not registered" until 2026-12-04)
@@ -144,13 +122,13 @@ class CliCommandsTest {
             // detach removed it: 40 of 80 2 MB downloads over loopback from kwik as released, docs/testing.md)
             assertEquals(Set.of(), download(dir, "c4", server, 4),
                     "after detach the connection is stock:\n" + server.jvm.stderr());
-            Cli st2 = cli(dir, "status-detached", "status", pid);
+            AgentCli.Result st2 = cli(dir, "status-detached", "status", pid);
             assertTrue(st2.out().contains("active:        false"), st2.out());
             assertTrue(st2.out().contains("detached: the fixes of the libraries' own bugs stay in"
                     + " tech.kwik.core.stream.StreamOutputStreamImpl in "), st2.out());
 
             // attach again after the detach: our algorithm for the next connection, the fix replaced, not lost
-            Cli reattach = cli(dir, "reattach", "attach", pid, "cc=bbr1;log=debug");
+            AgentCli.Result reattach = cli(dir, "reattach", "attach", pid, "cc=bbr1;log=debug");
             assertEquals(0, reattach.exit(), reattach.all() + server.jvm.describe());
             assertTrue(reattach.out().contains("attached ccagent to pid " + pid), reattach.out());
             assertEquals(Set.of("bbr1"), download(dir, "c5", server, 5), "re-attached:\n" + server.jvm.stderr());
@@ -161,23 +139,23 @@ class CliCommandsTest {
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void errorsNameTheProblem() throws Exception {
         Path dir = KwikIt.workDir("cli-errors");
-        Cli noPid = cli(dir, "no-pid", "status", "999999999");
+        AgentCli.Result noPid = cli(dir, "no-pid", "status", "999999999");
         assertEquals(1, noPid.exit(), noPid.all());
         assertTrue(noPid.err().contains("no process with pid 999999999"), noPid.all());
 
-        Cli notNumber = cli(dir, "nan", "attach", "twelve");
+        AgentCli.Result notNumber = cli(dir, "nan", "attach", "twelve");
         assertEquals(2, notNumber.exit(), notNumber.all());
         assertTrue(notNumber.err().contains("'twelve' is not a process id"), notNumber.all());
 
-        Cli badArgs = cli(dir, "bad-args", "attach", "1", "cc=vegas");
+        AgentCli.Result badArgs = cli(dir, "bad-args", "attach", "1", "cc=vegas");
         assertEquals(2, badArgs.exit(), badArgs.all());
         assertTrue(badArgs.err().contains("cc=vegas"), badArgs.all());
 
-        Cli usage = cli(dir, "usage", "frobnicate");
+        AgentCli.Result usage = cli(dir, "usage", "frobnicate");
         assertEquals(2, usage.exit(), usage.all());
 
         // a runtime without the jdk.attach module
-        Cli noAttach = cli(dir, "no-attach",
+        AgentCli.Result noAttach = cli(dir, "no-attach",
                 List.of("--limit-modules", "java.base,java.instrument,java.management,java.management.rmi,java.desktop,"
                         + "jdk.jfr,jdk.management"), "list");
         assertEquals(1, noAttach.exit(), noAttach.all());
@@ -200,7 +178,7 @@ class CliCommandsTest {
                 .jvmArgs("-XX:-EnableDynamicAgentLoading", "-Xmx256m")
                 .args("--keystore", KwikIt.keyStore().toString()).start()) {
             target.awaitLine(KwikIt.PORT, KwikIt.START_TIMEOUT);
-            Cli attach = cli(dir, "attach", "attach", Long.toString(target.pid()), "cc=cubic");
+            AgentCli.Result attach = cli(dir, "attach", "attach", Long.toString(target.pid()), "cc=cubic");
             assertEquals(1, attach.exit(), attach.all());
             assertTrue(attach.err().contains("-XX:-EnableDynamicAgentLoading"), attach.all());
             assertTrue(attach.err().contains("-XX:+EnableDynamicAgentLoading"), attach.all());

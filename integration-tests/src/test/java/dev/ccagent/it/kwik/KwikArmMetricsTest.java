@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.ArmSeries;
 import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
 import dev.ccagent.it.ForkedJvm;
@@ -60,8 +61,6 @@ class KwikArmMetricsTest {
     static final int CONNECTIONS = 14;
     static final long BYTES = 1_000_000;
     static final long RTT_NANOS = 50_000_000L;
-    static final Pattern SERIES = Pattern.compile(
-            "^(ccagent_arm_\\w+?)(?:_total)?\\{([^}]*)}\\s+([-+0-9.eE]+|NaN)\\s*$");
 
     @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
@@ -279,7 +278,7 @@ class KwikArmMetricsTest {
                     .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(200, r.statusCode(), r.body());
             body = r.body();
-            last = parse(body);
+            last = ArmSeries.parse(body);
             boolean open = last.entrySet().stream().anyMatch(e -> e.getKey().startsWith("ccagent_arm_openconnections{")
                     && e.getValue() > 0);
             boolean any = last.keySet().stream().anyMatch(k -> k.startsWith("ccagent_arm_connections{"));
@@ -290,20 +289,6 @@ class KwikArmMetricsTest {
         }
         assertFalse(last.isEmpty(), "no ccagent series exported:\n" + body + server.describe());
         return last;
-    }
-
-    static Map<String, Double> parse(String body) {
-        Map<String, Double> out = new TreeMap<>();
-        for (String line : body.split("\n")) {
-            Matcher m = SERIES.matcher(line);
-            if (m.find()) {
-                List<String> labels = new ArrayList<>(List.of(m.group(2).split(",")));
-                labels.removeIf(String::isBlank);
-                labels.sort(null);
-                out.put(m.group(1) + "{" + String.join(",", labels) + "}", Double.parseDouble(m.group(3)));
-            }
-        }
-        return out;
     }
 
     static Path exporterJar() {

@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.AgentCli;
 import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
 import jdk.jfr.consumer.RecordedEvent;
@@ -147,7 +148,7 @@ class KwikStreamStallTest {
             KwikIt.ClientRun attached = workload(dir, "client-attached", server, STALL_SECONDS);
             assertEquals(0, count(attached.stdout, "STALL "), attached.describe + server.jvm.describe());
 
-            CliCommandsTest.Cli detach = CliCommandsTest.cli(dir, "detach", "detach", pid);
+            AgentCli.Result detach = CliCommandsTest.cli(dir, "detach", "detach", pid);
             assertEquals(0, detach.exit(), detach.all() + server.jvm.describe());
             KwikIt.ClientRun detached = workload(dir, "client-detached", server, STALL_SECONDS);
             int stalls = count(detached.stdout, "STALL ");
@@ -159,11 +160,11 @@ class KwikStreamStallTest {
             String kept = "the fixes of the libraries' own bugs stay in tech.kwik.core.stream.StreamOutputStreamImpl in app@";
             assertTrue(server.jvm.stderr().contains("INFO detached: ") && server.jvm.stderr().contains(kept),
                     "the detach line names what it keeps:\n" + server.jvm.stderr());
-            CliCommandsTest.Cli status = CliCommandsTest.cli(dir, "status", "status", pid);
+            AgentCli.Result status = CliCommandsTest.cli(dir, "status", "status", pid);
             assertTrue(status.out().contains("active:        false") && status.out().contains("detached: " + kept),
                     "status names what the detach kept:\n" + status.all());
 
-            CliCommandsTest.Cli off = CliCommandsTest.cli(dir, "attach-off", "attach", pid, "fix.kwik-stream-stall=off;log=debug");
+            AgentCli.Result off = CliCommandsTest.cli(dir, "attach-off", "attach", pid, "fix.kwik-stream-stall=off;log=debug");
             assertEquals(0, off.exit(), off.all() + server.jvm.describe());
             KwikIt.ClientRun unfixed = workload(dir, "client-off", server, STALL_SECONDS);
             int back = count(unfixed.stdout, "STALL ");

@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.AgentCli;
 import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -48,7 +49,7 @@ class ServerLoadedClassesTest {
             KwikIt.ClientRun run = KwikIt.runClient(dir, "client", null, Duration.ofSeconds(120),
                     "--port", Integer.toString(server.port), "--mode", "down", "--bytes", "2000000", "--seed", "1");
             assertTrue(run.allOk(1), run.describe + server.jvm.describe());
-            CliCommandsTest.Cli status = CliCommandsTest.cli(dir, "status", "status", Long.toString(server.jvm.pid()));
+            AgentCli.Result status = CliCommandsTest.cli(dir, "status", "status", Long.toString(server.jvm.pid()));
             assertEquals(0, status.exit(), status.all());
             assertTrue(status.out().contains("active:        true"), status.all());
         }

@@ -1,5 +1,7 @@
 package dev.ccagent.it.netty;
 
+import dev.ccagent.it.AgentCli;
+import dev.ccagent.it.ArmSeries;
 import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
 import jdk.jfr.consumer.RecordedEvent;
@@ -22,11 +24,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -84,7 +83,6 @@ final class PackagedHttp3Jar {
      * until 2026-12-06 and uses seed 1 now, as the at-start stock run always did. The drops are still printed.
      */
     static final double BBR_QUEUE_P50_MS = 30;
-    static final Pattern SERIES = Pattern.compile("^(ccagent_arm_\\w+?)(?:_total)?\\{([^}]*)}\\s+([-+0-9.eE]+|NaN)\\s*$");
 
     final String name;
     final Path jar;
@@ -102,6 +100,11 @@ final class PackagedHttp3Jar {
         Path d = NettyApp.WORK.resolve(name).toAbsolutePath();
         Files.createDirectories(d);
         return d;
+    }
+
+    /** The operator CLI of the packaged agent jar, its output in {@link #dir()}. */
+    AgentCli.Result cli(String run, String... args) throws IOException, InterruptedException {
+        return AgentCli.run(PackagedServer.agentJar(), AgentCli.currentJava(), List.of(), dir(), run, args);
     }
 
     PackagedServer server(String run, String agentArgs, String exporter) throws Exception {
@@ -125,8 +128,8 @@ final class PackagedHttp3Jar {
     void lateAttach() throws Exception {
         Http3Downloads.Run before;
         Http3Downloads.Run late;
-        Cli.Result attach;
-        Cli.Result status;
+        AgentCli.Result attach;
+        AgentCli.Result status;
         String log;
         try (PackagedServer s = server("server-late", null, null)) {
             // seed 1, as the stock run: see BBR_QUEUE_P50_MS
@@ -137,9 +140,9 @@ final class PackagedHttp3Jar {
                 }
             }
             String pid = Long.toString(s.jvm.pid());
-            attach = Cli.run(dir(), "attach", "attach", pid, "netty.cc=bbr;log=debug");
+            attach = cli("attach", "attach", pid, "netty.cc=bbr;log=debug");
             late = download("client-late", s, 12);
-            status = Cli.run(dir(), "status-late", "status", pid);
+            status = cli("status-late", "status", pid);
             log = s.jvm.stderr();
         }
         Http3Downloads.Run base = stock();
@@ -172,14 +175,14 @@ final class PackagedHttp3Jar {
         Http3Downloads.Run base = stock();
         Http3Downloads.Run unpaced;
         Map<String, Double> scraped;
-        Cli.Result status;
+        AgentCli.Result status;
         int exit;
         String log;
         try (PackagedServer s = server("server-bbr-unpaced",
                 "netty.cc=bbr;netty.pacing=off;netty.stats.period=100ms;jfr=" + rec, exporter)) {
             unpaced = download("client-bbr-unpaced", s, 21);
             scraped = scrapeWhenClosed(metricsPort);
-            status = Cli.run(dir(), "status-bbr", "status", Long.toString(s.jvm.pid()));
+            status = cli("status-bbr", "status", Long.toString(s.jvm.pid()));
             exit = s.stop();
             log = s.jvm.stderr();
         }
@@ -277,27 +280,13 @@ final class PackagedHttp3Jar {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
                     .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(200, r.statusCode(), r.body());
-            last = parse(r.body());
+            last = ArmSeries.parse(r.body());
             if (sum(last, "ccagent_arm_connections") > 0 && sum(last, "ccagent_arm_openconnections") == 0) {
                 return last;
             }
             Thread.sleep(500);
         }
         return last;
-    }
-
-    static Map<String, Double> parse(String body) {
-        Map<String, Double> out = new TreeMap<>();
-        for (String line : body.split("\n")) {
-            Matcher m = SERIES.matcher(line);
-            if (m.find()) {
-                List<String> labels = new ArrayList<>(List.of(m.group(2).split(",")));
-                labels.removeIf(String::isBlank);
-                labels.sort(null);
-                out.put(m.group(1) + "{" + String.join(",", labels) + "}", Double.parseDouble(m.group(3)));
-            }
-        }
-        return out;
     }
 
     static int freePort() throws IOException {
