@@ -10,9 +10,9 @@ import dev.ccagent.cc.registry.Algorithms;
 import java.util.Map;
 
 /**
- * TEST ONLY: the base of the test-only controllers that are a real one with one fault ({@code BusySpin},
- * {@code FaultyZeroRate}, {@code CappedWindow}): every call goes to {@code inner}; a subclass overrides what
- * it breaks. Its snapshot is the inner one's under the subclass's name.
+ * TEST ONLY: the base of the test-only controllers that are a real one with one fault or probe ({@code BusySpin},
+ * {@code FaultyZeroRate}, {@code CappedWindow}, {@code SafetyAlgorithms}' two): every call goes to {@code inner};
+ * a subclass overrides what it breaks or counts. Its snapshot is the inner one's under the subclass's name.
  */
 public abstract class WrappedController implements CongestionController {
 

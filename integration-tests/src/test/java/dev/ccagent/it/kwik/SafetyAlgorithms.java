@@ -4,10 +4,10 @@ import dev.ccagent.cc.AckEvent;
 import dev.ccagent.cc.AlgorithmDescriptor;
 import dev.ccagent.cc.AlgorithmProvider;
 import dev.ccagent.cc.registry.Algorithms;
-import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.CongestionController;
 import dev.ccagent.cc.LossEvent;
 import dev.ccagent.cc.OptionSpec;
+import dev.ccagent.it.WrappedController;
 
 import java.util.List;
 import java.util.Map;
@@ -47,7 +47,7 @@ public final class SafetyAlgorithms implements AlgorithmProvider {
                         List.of(OptionSpec.integer("healthy-packets", 0, 1_000_000, "200",
                                 "1-RTT packets sent before the fault")),
                         o -> new Faulty(NEXT_MODE.getAndIncrement() % MODES, (int) o.getLong("healthy-packets"),
-                                Algorithms.create("newreno", Map.of("mss", Integer.toString(o.mss()), "pacing", "off")))),
+                                WrappedController.unpacedNewReno(o))),
                 new AlgorithmDescriptor("detach-probe", "TEST ONLY: paced NewReno that counts the agent's calls",
                         List.of(), o -> {
                             startProbePrinter();
@@ -75,20 +75,19 @@ public final class SafetyAlgorithms implements AlgorithmProvider {
     }
 
     /** Throws from its mode's callback once healthy-packets 1-RTT packets were sent. */
-    static final class Faulty implements CongestionController {
+    static final class Faulty extends WrappedController {
         private final int mode;
         private final String hook;
         private final String kind;
         private final int healthy;
-        private final CongestionController inner;
         private long sent;
 
         Faulty(int mode, int healthy, CongestionController inner) {
+            super(inner);
             this.mode = mode;
             this.hook = HOOKS[mode % HOOKS.length];
             this.kind = KINDS[mode / HOOKS.length];
             this.healthy = healthy;
-            this.inner = inner;
         }
 
         private void maybeThrow(String where) {
@@ -132,36 +131,24 @@ public final class SafetyAlgorithms implements AlgorithmProvider {
             inner.onPacketsLost(loss);
         }
 
-        @Override public void onAppLimited(long t, long inFlight) { inner.onAppLimited(t, inFlight); }
-
         @Override
         public long congestionWindow() {
             maybeThrow("window");
             return inner.congestionWindow();
         }
 
-        @Override public long pacingRate() { return inner.pacingRate(); }
-
         @Override
         public long earliestSendTime(long now, int bytes) {
             maybeThrow("pace");
             return inner.earliestSendTime(now, bytes);
         }
-
-        @Override
-        public CcSnapshot snapshot(CcSnapshot into) {
-            inner.snapshot(into);
-            into.algorithm = "faulty-throw";
-            return into;
-        }
     }
 
     /** Counts every call; otherwise the inner controller. */
-    static final class Probe implements CongestionController {
-        private final CongestionController inner;
+    static final class Probe extends WrappedController {
 
         Probe(CongestionController inner) {
-            this.inner = inner;
+            super(inner);
         }
 
         @Override public String algorithm() { return "detach-probe"; }
@@ -184,27 +171,16 @@ public final class SafetyAlgorithms implements AlgorithmProvider {
             inner.onPacketsLost(loss);
         }
 
-        @Override public void onAppLimited(long t, long inFlight) { inner.onAppLimited(t, inFlight); }
-
         @Override
         public long congestionWindow() {
             PROBE_CALLS.incrementAndGet();
             return inner.congestionWindow();
         }
 
-        @Override public long pacingRate() { return inner.pacingRate(); }
-
         @Override
         public long earliestSendTime(long now, int bytes) {
             PROBE_CALLS.incrementAndGet();
             return inner.earliestSendTime(now, bytes);
-        }
-
-        @Override
-        public CcSnapshot snapshot(CcSnapshot into) {
-            inner.snapshot(into);
-            into.algorithm = "detach-probe";
-            return into;
         }
     }
 }
