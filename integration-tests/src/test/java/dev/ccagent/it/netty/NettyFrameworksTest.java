@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -67,6 +68,19 @@ class NettyFrameworksTest {
     }
 
     /**
+     * The Vert.x app (its own reno) with the agent ({@code args}): {@code connections} downloads of 1 MiB through
+     * {@link #LINK}, all intact, each on its own port.
+     */
+    private static NettyApp.Run runVertx(String name, String args, long timeoutSeconds, int connections)
+            throws Exception {
+        NettyApp.Run r = NettyApp.runMain(name, "dev.ccagent.it.netty.VertxHttp3App", vertxClassPath(), args,
+                timeoutSeconds, "app-cc=reno", "connections=" + connections, "bytes=1048576", "probe=10", LINK);
+        assertIntact(r, connections);
+        assertNoSharedPort(r, connections);
+        return r;
+    }
+
+    /**
      * Per connection through the canary: the stock arm keeps the application's cubic (recorded as the
      * application's setting, quiche's window falls to 0.7), the canary arm runs reno (quiche halves).
      */
@@ -79,28 +93,11 @@ class NettyFrameworksTest {
         NettyApp.Run r = NettyApp.runMain("reactor-canary", "dev.ccagent.it.netty.ReactorHttp3App", reactorClassPath(),
                 args, 240, "connections=" + CONNECTIONS, "bytes=1048576", "probe=10", LINK);
         assertIntact(r, CONNECTIONS);
-        Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
-        Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);
-        assertEquals(CONNECTIONS, assigned.size(), assigned.toString());
-        int stock = 0;
-        int canary = 0;
-        for (QuicheEvidence.Assignment a : assigned.values()) {
-            QuicheEvidence.Window w = windows.get(a.id);
-            assertTrue(w != null, "no quiche window sampled for " + a + " in\n" + r.tail());
+        Map<String, QuicheEvidence.Window> windows = assertCanarySplit(r, rec, args, "reno", "cubic", a -> {
             if (a.arm.equals("canary")) {
-                canary++;
-                assertEquals("reno", a.algorithm, a.toString());
                 assertTrue(a.reason.startsWith("canary split"), a.toString());
-                w.assertReno();
-            } else {
-                stock++;
-                assertEquals("cubic", a.algorithm, a.toString());
-                assertEquals("application's setting", a.reason, a.toString());
-                w.assertCubicLike();
             }
-        }
-        // 15 random ids at 50%: both arms with probability 1 - 2^-14 (false failure 6.1e-5)
-        assertTrue(stock > 0 && canary > 0, "stock " + stock + ", canary " + canary);
+        });
         System.out.println("reactor canary: " + windows.values().stream().map(w -> w.line)
                 .collect(java.util.stream.Collectors.joining("\n  ", "\n  ", "")));
     }
@@ -143,33 +140,51 @@ class NettyFrameworksTest {
         Path rec = NettyApp.WORK.resolve("vertx-canary.jfr").toAbsolutePath();
         Files.deleteIfExists(rec);
         String args = "netty.canary=cubic:50%;netty.pacing=on;netty.stats.period=off;jfr=" + rec;
-        NettyApp.Run r = NettyApp.runMain("vertx-canary", "dev.ccagent.it.netty.VertxHttp3App", vertxClassPath(), args,
-                240, "app-cc=reno", "connections=" + CONNECTIONS, "bytes=1048576", "probe=10", LINK);
-        assertIntact(r, CONNECTIONS);
-        assertNoSharedPort(r, CONNECTIONS);
+        NettyApp.Run r = runVertx("vertx-canary", args, 240, CONNECTIONS);
         assertFalse(r.lines("SERVER vertx HTTP/3 app-cc=RENO").isEmpty(), r.tail());
+        assertCanarySplit(r, rec, args, "cubic", "reno",
+                a -> assertTrue(a.options.contains("pacing=ccagent"), a.toString()));
+    }
+
+    /**
+     * Each of the {@link #CONNECTIONS} connections of a 50% canary in the recording {@code rec}: the canary arm
+     * runs {@code canary}, the stock arm keeps the application's {@code application} (recorded as the
+     * application's setting), each as quiche's sampled window shows ({@link #assertWindowOf}); {@code each}:
+     * what else every assignment must show. Both arms had connections. Returns the windows.
+     */
+    private static Map<String, QuicheEvidence.Window> assertCanarySplit(NettyApp.Run r, Path rec, String args,
+            String canary, String application, Consumer<QuicheEvidence.Assignment> each) throws Exception {
         Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
         Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);
         assertEquals(CONNECTIONS, assigned.size(), assigned.toString());
-        int stock = 0;
-        int canary = 0;
+        int stockCount = 0;
+        int canaryCount = 0;
         for (QuicheEvidence.Assignment a : assigned.values()) {
             QuicheEvidence.Window w = windows.get(a.id);
             assertTrue(w != null, "no quiche window sampled for " + a + " in\n" + r.tail());
-            assertTrue(a.options.contains("pacing=ccagent"), a.toString());
+            each.accept(a);
             if (a.arm.equals("canary")) {
-                canary++;
-                assertEquals("cubic", a.algorithm, a.toString());
-                w.assertCubicLike();
+                canaryCount++;
+                assertEquals(canary, a.algorithm, a.toString());
             } else {
-                stock++;
-                assertEquals("reno", a.algorithm, a.toString());
+                stockCount++;
+                assertEquals(application, a.algorithm, a.toString());
                 assertEquals("application's setting", a.reason, a.toString());
-                w.assertReno();
             }
+            assertWindowOf(a.algorithm, w);
         }
         // 15 random ids at 50%: both arms with probability 1 - 2^-14 (false failure 6.1e-5)
-        assertTrue(stock > 0 && canary > 0, "stock " + stock + ", canary " + canary);
+        assertTrue(stockCount > 0 && canaryCount > 0, "stock " + stockCount + ", canary " + canaryCount);
+        return windows;
+    }
+
+    /** Quiche's window as {@code algorithm}'s: reno halves it, cubic keeps 0.7. */
+    private static void assertWindowOf(String algorithm, QuicheEvidence.Window w) {
+        if (algorithm.equals("reno")) {
+            w.assertReno();
+        } else {
+            w.assertCubicLike();
+        }
     }
 
     /**
@@ -224,10 +239,7 @@ class NettyFrameworksTest {
         Path rec = NettyApp.WORK.resolve("vertx-bbr.jfr").toAbsolutePath();
         Files.deleteIfExists(rec);
         String args = "netty.cc=bbr;netty.pacing=off;netty.stats.period=off;jfr=" + rec;
-        NettyApp.Run r = NettyApp.runMain("vertx-bbr", "dev.ccagent.it.netty.VertxHttp3App", vertxClassPath(), args,
-                150, "app-cc=reno", "connections=2", "bytes=1048576", "probe=10", LINK);
-        assertIntact(r, 2);
-        assertNoSharedPort(r, 2);
+        NettyApp.Run r = runVertx("vertx-bbr", args, 150, 2);
         Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
         assertEquals(2, assigned.size(), assigned.toString());
         Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(r);
