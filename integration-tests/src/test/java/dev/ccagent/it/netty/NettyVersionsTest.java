@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -30,6 +31,16 @@ class NettyVersionsTest {
         assertTrue(r.lines("panicked").isEmpty() && r.lines("fatal runtime error").isEmpty(), r.tail());
     }
 
+    /** The server's one connection: its line names {@code connection}, and quiche's window passes {@code window}. */
+    private static void assertOneConnection(NettyApp.Run r, String connection, Consumer<QuicheEvidence.Window> window) {
+        List<String> conns = r.lines("netty connection side=server");
+        assertEquals(1, conns.size(), r.tail());
+        assertTrue(conns.get(0).contains(connection), conns.get(0));
+        Map<String, QuicheEvidence.Window> w = QuicheEvidence.windows(r);
+        assertEquals(1, w.size(), r.tail());
+        w.values().forEach(window);
+    }
+
     /** 4.2.11, the first 4.2.x whose quiche takes id 4: the guard lets BBR through and quiche runs it. */
     @Test
     @Timeout(200)
@@ -43,13 +54,8 @@ class NettyVersionsTest {
         assertFalse(r.lines("bundles quiche 0.25.0 (Netty's ids reno/cubic/bbr = 0/1/4); reno (0), cubic (1) and bbr (4, "
                 + "bbr2_gcongestion) available").isEmpty(), r.tail());
         assertTrue(r.lines("refusing bbr").isEmpty(), r.tail());
-        List<String> conns = r.lines("netty connection side=server");
-        assertEquals(1, conns.size(), r.tail());
-        assertTrue(conns.get(0).contains("algorithm=bbr quiche-id=4 quiche=0.25.0"), conns.get(0));
         // quiche's own behaviour: the application's reno would halve the window; bbr's send times run ahead
-        Map<String, QuicheEvidence.Window> w = QuicheEvidence.windows(r);
-        assertEquals(1, w.size(), r.tail());
-        w.values().forEach(QuicheEvidence.Window::assertNotReno);
+        assertOneConnection(r, "algorithm=bbr quiche-id=4 quiche=0.25.0", QuicheEvidence.Window::assertNotReno);
         long ahead = r.number("netty path side=server", "aheadSendTimes");
         long seen = r.number("netty path side=server", "sendTimes");
         assertTrue(seen > 500 && ahead > seen / 10, "bbr: " + ahead + " of " + seen + " send times ahead");
@@ -64,11 +70,6 @@ class NettyVersionsTest {
         assertIntact(r);
         assertFalse(r.lines("bundles quiche 0.29.3 (Netty's ids reno/cubic/bbr = 0/1/4); reno (0), cubic (1) and bbr (4, "
                 + "bbr2_gcongestion) available").isEmpty(), r.tail());
-        List<String> conns = r.lines("netty connection side=server");
-        assertEquals(1, conns.size(), r.tail());
-        assertTrue(conns.get(0).contains("algorithm=reno quiche-id=0 quiche=0.29.3"), conns.get(0));
-        Map<String, QuicheEvidence.Window> w = QuicheEvidence.windows(r);
-        assertEquals(1, w.size(), r.tail());
-        w.values().forEach(QuicheEvidence.Window::assertReno);
+        assertOneConnection(r, "algorithm=reno quiche-id=0 quiche=0.29.3", QuicheEvidence.Window::assertReno);
     }
 }
