@@ -40,20 +40,43 @@ class CompatibilityTableTest {
         return null;
     }
 
-    @Test
-    void theTableMatchesTheTests() throws IOException {
-        Path root = ProjectRoot.get();
-        Path doc = root.resolve("docs/compatibility.md");
+    /** A row of a table in a doc: its line and its cells (split at "|", the first one before the table). */
+    record Row(String line, String[] cells) {
+    }
+
+    /**
+     * The rows of the table in {@code doc}, which must exist: its header (first cell {@code header}) and
+     * separator left out; each row has its 7 cells.
+     */
+    static List<Row> tableRows(Path doc, String header) throws IOException {
         assertTrue(Files.isRegularFile(doc), doc + " is missing");
-        String poms = Files.readString(root.resolve("pom.xml")) + Files.readString(root.resolve("integration-tests/pom.xml"));
-        List<String> named = new ArrayList<>();
-        int rows = 0;
+        List<Row> rows = new ArrayList<>();
         for (String line : Files.readAllLines(doc)) {
-            if (!line.startsWith("|") || line.startsWith("| ---") || line.startsWith("| library")) {
+            if (!line.startsWith("|") || line.startsWith("| ---") || line.startsWith("| " + header)) {
                 continue;
             }
             String[] cells = line.split("\\|");
             assertTrue(cells.length >= 8, "a row needs 7 cells: " + line);
+            rows.add(new Row(line, cells));
+        }
+        return rows;
+    }
+
+    /** The build's two poms, where the versions it fetches are named. */
+    static String poms(Path root) throws IOException {
+        return Files.readString(root.resolve("pom.xml")) + Files.readString(root.resolve("integration-tests/pom.xml"));
+    }
+
+    @Test
+    void theTableMatchesTheTests() throws IOException {
+        Path root = ProjectRoot.get();
+        Path doc = root.resolve("docs/compatibility.md");
+        String poms = poms(root);
+        List<String> named = new ArrayList<>();
+        int rows = 0;
+        for (Row row : tableRows(doc, "library")) {
+            String line = row.line();
+            String[] cells = row.cells();
             String versions = cells[2];
             String atStart = cells[4].trim();
             String late = cells[5].trim();
@@ -100,15 +123,11 @@ class CompatibilityTableTest {
     void theNettyTableMatchesTheTests() throws IOException {
         Path root = ProjectRoot.get();
         Path doc = root.resolve("docs/compatibility-netty.md");
-        assertTrue(Files.isRegularFile(doc), doc + " is missing");
-        String poms = Files.readString(root.resolve("pom.xml")) + Files.readString(root.resolve("integration-tests/pom.xml"));
+        String poms = poms(root);
         int rows = 0;
-        for (String line : Files.readAllLines(doc)) {
-            if (!line.startsWith("|") || line.startsWith("| ---") || line.startsWith("| Library")) {
-                continue;
-            }
-            String[] cells = line.split("\\|");
-            assertTrue(cells.length >= 8, "a row needs 7 cells: " + line);
+        for (Row row : tableRows(doc, "Library")) {
+            String line = row.line();
+            String[] cells = row.cells();
             Matcher v = VERSION.matcher(cells[2]);
             assertTrue(v.find() && poms.contains(v.group()), "the row's version is not one the build fetches: " + line);
             Matcher t = NETTY_REF.matcher(cells[7]);
