@@ -40,9 +40,15 @@ class FlupkeTest {
     }
 
     static KwikIt.Server start(Path dir, String name, String agentArgs) throws Exception {
-        return KwikIt.startServer(ForkedJvm.builder(name, FlupkeServer.class.getName())
+        ForkedJvm.Builder b = ForkedJvm.builder(name, FlupkeServer.class.getName())
                 .classPath(classPath())
-                .dir(dir), agentArgs);
+                .dir(dir)
+                .jvmArgs("-Xmx512m", "-XX:+UseSerialGC")
+                .args("--keystore", KwikIt.keyStore().toString());
+        if (agentArgs != null) {
+            b.javaagent(KwikIt.agentJar(), agentArgs);
+        }
+        return KwikIt.awaitPort(b.start());
     }
 
     /**
