@@ -42,6 +42,13 @@ final class NettyApp {
     private static Path keystore;
     private static String incubatorClasses;
 
+    /** {@code name} in {@link #WORK}, absolute, deleted if an earlier run left it (a recording's or a signal's path). */
+    static Path freshFile(String name) throws IOException {
+        Path file = WORK.resolve(name).toAbsolutePath();
+        Files.deleteIfExists(file);
+        return file;
+    }
+
     /** The output of one run. */
     static final class Run {
         final int exit;

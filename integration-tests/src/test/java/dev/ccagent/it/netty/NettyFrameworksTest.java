@@ -87,8 +87,7 @@ class NettyFrameworksTest {
     @Test
     @Timeout(300)
     void reactorNettyCanaryOverridesPerConnection() throws Exception {
-        Path rec = NettyApp.WORK.resolve("reactor-canary.jfr").toAbsolutePath();
-        Files.deleteIfExists(rec);
+        Path rec = NettyApp.freshFile("reactor-canary.jfr");
         String args = "netty.canary=reno:50%;netty.pacing=off;netty.stats.period=off;jfr=" + rec;
         NettyApp.Run r = NettyApp.runMain("reactor-canary", "dev.ccagent.it.netty.ReactorHttp3App", reactorClassPath(),
                 args, 240, "connections=" + CONNECTIONS, "bytes=1048576", "probe=10", LINK);
@@ -137,8 +136,7 @@ class NettyFrameworksTest {
     @Test
     @Timeout(300)
     void vertxCanaryOverridesTheApplicationsReno() throws Exception {
-        Path rec = NettyApp.WORK.resolve("vertx-canary.jfr").toAbsolutePath();
-        Files.deleteIfExists(rec);
+        Path rec = NettyApp.freshFile("vertx-canary.jfr");
         String args = "netty.canary=cubic:50%;netty.pacing=on;netty.stats.period=off;jfr=" + rec;
         NettyApp.Run r = runVertx("vertx-canary", args, 240, CONNECTIONS);
         assertFalse(r.lines("SERVER vertx HTTP/3 app-cc=RENO").isEmpty(), r.tail());
@@ -195,10 +193,8 @@ class NettyFrameworksTest {
     @Test
     @Timeout(240)
     void reactorNettyLateAttachForcesRenoOnTheRunningServersConfig() throws Exception {
-        Path rec = NettyApp.WORK.resolve("reactor-late.jfr").toAbsolutePath();
-        Path go = NettyApp.WORK.resolve("reactor-late.go").toAbsolutePath();
-        Files.deleteIfExists(rec);
-        Files.deleteIfExists(go);
+        Path rec = NettyApp.freshFile("reactor-late.jfr");
+        Path go = NettyApp.freshFile("reactor-late.go");
         String args = "netty.cc=reno;log=debug;netty.stats.period=off;jfr=" + rec;
         try (ForkedJvm jvm = ForkedJvm.builder("reactor-late", "dev.ccagent.it.netty.ReactorHttp3App")
                 .dir(NettyApp.WORK)
@@ -236,8 +232,7 @@ class NettyFrameworksTest {
     @Test
     @Timeout(200)
     void vertxForcedBbr() throws Exception {
-        Path rec = NettyApp.WORK.resolve("vertx-bbr.jfr").toAbsolutePath();
-        Files.deleteIfExists(rec);
+        Path rec = NettyApp.freshFile("vertx-bbr.jfr");
         String args = "netty.cc=bbr;netty.pacing=off;netty.stats.period=off;jfr=" + rec;
         NettyApp.Run r = runVertx("vertx-bbr", args, 150, 2);
         Map<String, QuicheEvidence.Assignment> assigned = QuicheEvidence.serverAssignments(rec, args);
