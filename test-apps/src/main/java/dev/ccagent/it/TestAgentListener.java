@@ -20,6 +20,17 @@ public final class TestAgentListener extends AgentBuilder.Listener.Adapter {
         this.verb = verb;
     }
 
+    /**
+     * The agent builder of a widener: it changes kwik's classes in place (method bodies only, no format change)
+     * and says {@code [tag] widened type} for each.
+     */
+    public static AgentBuilder widener(String tag) {
+        return new AgentBuilder.Default()
+                .disableClassFormatChanges()
+                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
+                .with(new TestAgentListener(tag, "widened"));
+    }
+
     @Override
     public void onError(String typeName, ClassLoader loader, JavaModule module, boolean loaded, Throwable error) {
         System.err.println("[" + tag + "] could not instrument " + typeName + ": " + error);

@@ -1,6 +1,5 @@
 package dev.ccagent.it.kwik;
 
-import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.MemberSubstitution;
 
@@ -57,10 +56,7 @@ public final class LossTimerWidener {
     public static void premain(String args, Instrumentation inst) throws Exception {
         java.lang.reflect.Method sendOrDrop = LossTimerWidener.class.getMethod("sendOrDrop", DatagramSocket.class, DatagramPacket.class);
         java.lang.reflect.Method unschedule = LossTimerWidener.class.getMethod("waitThenUnschedule", Object.class);
-        new AgentBuilder.Default()
-                .disableClassFormatChanges()
-                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
-                .with(new dev.ccagent.it.TestAgentListener("loss-timer-widener", "widened"))
+        dev.ccagent.it.TestAgentListener.widener("loss-timer-widener")
                 .type(named("tech.kwik.core.send.SenderImpl"))
                 .transform((builder, type, loader, module, domain) -> builder.visit(MemberSubstitution.relaxed()
                         .method(named("send").and(isDeclaredBy(DatagramSocket.class)))

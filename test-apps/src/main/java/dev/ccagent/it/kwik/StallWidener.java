@@ -1,6 +1,5 @@
 package dev.ccagent.it.kwik;
 
-import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.MemberSubstitution;
 
 import java.lang.instrument.Instrumentation;
@@ -33,10 +32,7 @@ public final class StallWidener {
         java.lang.reflect.Method replacement = StallWidener.class.getMethod("sendThenPause", Object.class, Function.class,
                 int.class, Object.class, Consumer.class, boolean.class);
         Class<?> connection = Class.forName("tech.kwik.core.impl.QuicConnectionImpl", false, ClassLoader.getSystemClassLoader());
-        new AgentBuilder.Default()
-                .disableClassFormatChanges()
-                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
-                .with(new dev.ccagent.it.TestAgentListener("stall-widener", "widened"))
+        dev.ccagent.it.TestAgentListener.widener("stall-widener")
                 .type(named("tech.kwik.core.stream.StreamOutputStreamImpl"))
                 .transform((builder, type, loader, module, domain) -> builder.visit(MemberSubstitution.relaxed()
                         .method(named("send").and(net.bytebuddy.matcher.ElementMatchers.isDeclaredBy(connection)))
