@@ -66,8 +66,7 @@ class KwikArmMetricsTest {
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void everyArmMeasuredAlikeAndExported() throws Exception {
         Path dir = KwikIt.workDir("arm-metrics");
-        Path rec = dir.resolve("server.jfr").toAbsolutePath();
-        Files.deleteIfExists(rec);
+        Path rec = KwikIt.freshFile(dir, "server.jfr");
         String args = "cc=stock;canary=bbr1:50%;fix.kwik-stream-stall=on;summary.period=2s;jfr=" + rec;
         Path exporter = exporterJar();
         Path config = dir.resolve("ccagent.yml");
@@ -134,6 +133,8 @@ class KwikArmMetricsTest {
         Map<String, double[]> goodputs = new TreeMap<>(); // arm -> server bytes, seconds, client bytes, seconds
         Map<String, List<Double>> armRttP50s = new TreeMap<>(); // arm:algorithm -> its connections' own RTT p50s, ms
         long lostPackets = 0;
+        int stockConnections = 0;
+        int stockWithWindow = 0;
         long lostPacketsAll = 0;
         for (Matcher m : run.results) {
             String id = m.group(2);
@@ -190,11 +191,27 @@ class KwikArmMetricsTest {
             lostPacketsAll += s.getLong(EventFields.PACKETS_LOST);
             if (predicted[1].equals("stock")) {
                 lostPackets += s.getLong(EventFields.PACKETS_LOST);
-                // kwik's own controller's window, from the periodic CongestionState of the stock arm
-                assertTrue(stockWindow.getOrDefault(id, 0L) > 0, id + ": no CongestionState with kwik's window; "
-                        + stockWindow);
+                // kwik's own controller's window, from the periodic CongestionState of the stock arm. The poller (1 s,
+                // ccagent.jfc) visits live connections only, so one that closed within a second may have none: a
+                // connection that lived 2 s must (it spans at least one poll unless JFR's periodic thread stalls a
+                // whole second), and one stock connection at least must (below)
+                stockConnections++;
+                if (stockWindow.getOrDefault(id, 0L) > 0) {
+                    stockWithWindow++;
+                } else {
+                    assertTrue(lifetime < 2_000_000_000L, id + ": no CongestionState with kwik's window in a lifetime of "
+                            + lifetime / 1e9 + " s; " + stockWindow);
+                }
             }
         }
+        // 1 MB took a stock connection 0.87-2.35 s on this link (2026-12-06; 1 of 7 under a second), and one of L < 1 s
+        // misses the 1 s poll with probability 1 - L (0.13 for that one). Even at a miss rate of 1/7 per connection, every
+        // stock connection of the binomial 14 missing has odds (4/7)^14 - 2^-14 = 3.4e-4 a run; at the measured
+        // (1/7 x 0.13) about 1e-5
+        System.out.printf("[it] arm-metrics: %d of %d stock connections polled for kwik's window%n", stockWithWindow,
+                stockConnections);
+        assertTrue(stockConnections == 0 || stockWithWindow > 0, "no stock connection polled for kwik's window: "
+                + stockWindow);
         // goodput per arm: the server's acknowledged bytes over its transfer times against the clients' figures.
         // Measured +2.6% to +5.3% over 28 arm-runs of 14 gate runs (2026-12-04), a spread of about 0.8 points: 10%
         // is 6 spreads past the largest, below 1e-5 a run for the two arms under a normal model

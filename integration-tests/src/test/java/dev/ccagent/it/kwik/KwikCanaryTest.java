@@ -8,7 +8,6 @@ import org.junit.jupiter.api.Timeout;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -39,8 +38,7 @@ class KwikCanaryTest {
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void splitFollowsTheConnectionIdHash() throws Exception {
         Path dir = KwikIt.workDir("canary");
-        Path rec = dir.resolve("server.jfr").toAbsolutePath();
-        Files.deleteIfExists(rec);
+        Path rec = KwikIt.freshFile(dir, "server.jfr");
         KwikIt.ClientRun run;
         String serverErr;
         try (KwikIt.Server server = KwikIt.startServer(dir, "server", ARGS + ";jfr=" + rec)) {

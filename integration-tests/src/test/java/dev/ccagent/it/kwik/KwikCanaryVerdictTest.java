@@ -131,8 +131,7 @@ class KwikCanaryVerdictTest {
         long t0 = System.nanoTime();
         Run out = new Run();
         Path dir = KwikIt.workDir(name);
-        Path rec = dir.resolve("server.jfr").toAbsolutePath();
-        Files.deleteIfExists(rec);
+        Path rec = KwikIt.freshFile(dir, "server.jfr");
         String args = agentArgs + ";jfr=" + rec;
         KwikIt.ClientRun client;
         try (KwikIt.Server server = KwikIt.startServer(dir, "server", args)) {

@@ -91,8 +91,7 @@ class KwikDetachAtScaleTest {
     void detachWithTwoHundredLiveConnectionsThenReattach() throws Exception {
         Path dir = KwikIt.workDir("detach-at-scale");
         Path first = dir.resolve("first.jfr").toAbsolutePath();
-        Path second = dir.resolve("second.jfr").toAbsolutePath();
-        Files.deleteIfExists(second);
+        Path second = KwikIt.freshFile(dir, "second.jfr");
         KwikIt.ClientRun run;
         KwikIt.ClientRun later;
         String histogramAfterDetached;

@@ -14,7 +14,6 @@ import javax.management.openmbean.TabularData;
 import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -48,8 +47,7 @@ class KwikFailedSwapTest {
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
     void aFailedSwapLeavesTheConnectionStockCountedAndHeldByNothing() throws Exception {
         Path dir = KwikIt.workDir("failed-swap");
-        Path rec = dir.resolve("server.jfr").toAbsolutePath();
-        Files.deleteIfExists(rec);
+        Path rec = KwikIt.freshFile(dir, "server.jfr");
         KwikIt.ClientRun run;
         Map<String, Long> counts = new TreeMap<>();
         Map<String, Long> armConnections = new TreeMap<>();

@@ -8,7 +8,6 @@ import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -72,8 +71,7 @@ class KwikGuardSpinTest {
     void aSpinningCanaryIsRolledBackAndAFreshAttachStartsAFreshTest() throws Exception {
         Path dir = KwikIt.workDir("guard-spin");
         Path first = dir.resolve("first.jfr").toAbsolutePath();
-        Path second = dir.resolve("second.jfr").toAbsolutePath();
-        Files.deleteIfExists(second);
+        Path second = KwikIt.freshFile(dir, "second.jfr");
         List<Matcher> before = new ArrayList<>();
         List<Matcher> after = new ArrayList<>();
         String serverErr;

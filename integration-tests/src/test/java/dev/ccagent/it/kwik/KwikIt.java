@@ -115,6 +115,13 @@ final class KwikIt {
         return dir;
     }
 
+    /** {@code name} in a test's work directory, absolute, and gone (a previous run's file deleted). */
+    static Path freshFile(Path dir, String name) throws IOException {
+        Path file = dir.resolve(name).toAbsolutePath();
+        Files.deleteIfExists(file);
+        return file;
+    }
+
     /**
      * Loads ccagent into the running JVM {@code pid} through the attach API, as an operator does; a second
      * load of the same jar reconfigures it ("reconfigured on attach").
