@@ -67,6 +67,13 @@ class CpuSpinMonitorTest {
         return r;
     }
 
+    /** A connection of its own thread (not shared) watched with {@code appBytes} moved so far. */
+    CpuSpinMonitor.Reading watched(Object key, long thread, long appBytes) {
+        CpuSpinMonitor.Reading r = watched(key, thread, false);
+        r.appBytes = appBytes;
+        return r;
+    }
+
     /** {@code n} periods of {@link #period}. */
     void periods(int n, long thread, double share) {
         for (int i = 0; i < n; i++) {
@@ -82,8 +89,7 @@ class CpuSpinMonitorTest {
 
     @Test
     void cpuBoundBulkTransferIsNoSpin() {
-        CpuSpinMonitor.Reading r = watched("bulk", 1, false);
-        r.appBytes = 0;
+        CpuSpinMonitor.Reading r = watched("bulk", 1, 0);
         for (int i = 0; i < 40; i++) {
             r.appBytes += 5_000_000; // 20 MB/s at a full core
             period(1, 1.0);
@@ -93,8 +99,7 @@ class CpuSpinMonitorTest {
 
     @Test
     void cpuWithoutProgressIsASpinThatEndsWithProgress() {
-        CpuSpinMonitor.Reading r = watched("stuck", 2, false);
-        r.appBytes = 1000;
+        CpuSpinMonitor.Reading r = watched("stuck", 2, 1000);
         periods(7, 2, 1.0);
         assertEquals(0, CpuSpinMonitor.episodes(), "not before a full 2 s window");
         periods(3, 2, 1.0);
@@ -114,8 +119,7 @@ class CpuSpinMonitorTest {
     void anEpisodeIsCountedOnTheConnectionsArm() {
         dev.ccagent.agent.measure.ArmStats arm = dev.ccagent.agent.measure.ArmStats.of("test", "canary", "spin-arm");
         long before = arm.getAlarms();
-        CpuSpinMonitor.Reading r = watched("armed", 7, false);
-        r.appBytes = 1000;
+        CpuSpinMonitor.Reading r = watched("armed", 7, 1000);
         r.arm = arm;
         periods(20, 7, 1.0);
         assertEquals(1, CpuSpinMonitor.ongoing());
@@ -129,8 +133,7 @@ class CpuSpinMonitorTest {
         List<jdk.jfr.consumer.RecordedEvent> atDetection;
         List<jdk.jfr.consumer.RecordedEvent> all;
         try (jdk.jfr.Recording rec = TestRecordings.of(EventNames.CPU_SPIN)) {
-            CpuSpinMonitor.Reading r = watched("open", 5, false);
-            r.appBytes = 1000;
+            CpuSpinMonitor.Reading r = watched("open", 5, 1000);
             periods(10, 5, 1.0);
             assertEquals(1, CpuSpinMonitor.ongoing());
             // a dump taken now, while the spin lasts, holds it
@@ -181,8 +184,7 @@ class CpuSpinMonitorTest {
             throws Exception {
         java.nio.file.Path file = dir.resolve("open.jfr");
         try (jdk.jfr.Recording rec = TestRecordings.of(EventNames.CPU_SPIN)) {
-            CpuSpinMonitor.Reading r = watched("at-stop", 6, false);
-            r.appBytes = 0;
+            CpuSpinMonitor.Reading r = watched("at-stop", 6, 0);
             for (int i = 0; i < 13; i++) { // detected, then 1 s more: no periodic event yet
                 period(6, 1.0);
             }
@@ -241,8 +243,7 @@ class CpuSpinMonitorTest {
 
     @Test
     void halfACoreIsTheBar() {
-        CpuSpinMonitor.Reading r = watched("light", 3, false);
-        r.appBytes = 0;
+        CpuSpinMonitor.Reading r = watched("light", 3, 0);
         periods(20, 3, 0.3);
         assertEquals(0, CpuSpinMonitor.episodes());
     }
@@ -290,8 +291,7 @@ class CpuSpinMonitorTest {
 
     @Test
     void anEpisodeEndsWhenTheConnectionCloses() {
-        CpuSpinMonitor.Reading r = watched("closing", 6, false);
-        r.appBytes = 0;
+        CpuSpinMonitor.Reading r = watched("closing", 6, 0);
         periods(10, 6, 1.0);
         assertEquals(1, CpuSpinMonitor.ongoing());
         r.closed = true;

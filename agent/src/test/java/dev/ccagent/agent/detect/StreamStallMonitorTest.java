@@ -58,6 +58,13 @@ class StreamStallMonitorTest {
         return r;
     }
 
+    /** A {@link #stream} the monitor watches from now on. */
+    StreamStallMonitor.Reading watched(Object key, boolean stalled, long offset, long bytes, long ptoMillis) {
+        StreamStallMonitor.Reading r = stream(key, stalled, offset, bytes, ptoMillis);
+        readings.add(r);
+        return r;
+    }
+
     void after(long millis) {
         now += millis * MS;
         monitor.tick(now);
@@ -73,8 +80,7 @@ class StreamStallMonitorTest {
 
     @Test
     void aStallOfOneSecondWithUnchangedFiguresIsAnEpisodeThatEndsWithProgress() {
-        StreamStallMonitor.Reading r = stream("a", true, 1200, 31_000, 30);
-        readings.add(r);
+        StreamStallMonitor.Reading r = watched("a", true, 1200, 31_000, 30);
         after(1000); // first seen
         after(900);
         assertEquals(0, StreamStallMonitor.ongoing(), "0.9 s is under the threshold");
@@ -100,8 +106,7 @@ class StreamStallMonitorTest {
 
     @Test
     void figuresThatMoveRestartTheClock() {
-        StreamStallMonitor.Reading r = stream("b", true, 0, 50_000, 30);
-        readings.add(r);
+        StreamStallMonitor.Reading r = watched("b", true, 0, 50_000, 30);
         for (int i = 0; i < 5; i++) { // a stream that keeps moving, seen between requests each time
             r.offset += 1200;
             r.bytesWaiting -= 1200;
@@ -119,8 +124,7 @@ class StreamStallMonitorTest {
 
     @Test
     void otherTrafficOrAFlowControlBlockNeitherEndsAnEpisodeNorStartsOne() {
-        StreamStallMonitor.Reading r = stream("h", true, 1200, 31_000, 30);
-        readings.add(r);
+        StreamStallMonitor.Reading r = watched("h", true, 1200, 31_000, 30);
         after(1000);
         after(1000);
         assertEquals(1, episodes());
@@ -152,8 +156,7 @@ class StreamStallMonitorTest {
 
     @Test
     void aResetEndsTheEpisodeAsClosedOnceAndTheCountsStayTrue() {
-        StreamStallMonitor.Reading r = stream("i", true, 0, 1000, 30);
-        readings.add(r);
+        StreamStallMonitor.Reading r = watched("i", true, 0, 1000, 30);
         after(1000);
         after(1000);
         assertEquals(1, StreamStallMonitor.ongoing());
@@ -164,7 +167,7 @@ class StreamStallMonitorTest {
         assertEquals(0, StreamStallMonitor.ongoing(), "ended once: never below 0");
         assertTrue(dev.ccagent.agent.runtime.AgentRuntime.alarms().stream().anyMatch(a -> a.startsWith(
                 "stream stall on test connection c-i stream 4 ended (close)")));
-        readings.add(stream("j", true, 0, 1000, 30));
+        watched("j", true, 0, 1000, 30);
         after(1000);
         after(1000);
         StreamStallMonitor.forgetOpen(); // the detector's thread did not answer at stop
@@ -174,7 +177,7 @@ class StreamStallMonitorTest {
 
     @Test
     void aLongPtoLengthensTheThreshold() {
-        readings.add(stream("c", true, 0, 1000, 600)); // 3 x 600 ms = 1.8 s
+        watched("c", true, 0, 1000, 600); // 3 x 600 ms = 1.8 s
         after(1000);
         after(1000);
         assertEquals(0, StreamStallMonitor.ongoing(), "1 s < 1.8 s");
@@ -184,8 +187,8 @@ class StreamStallMonitorTest {
 
     @Test
     void aStreamThatIsGoneEndsItsEpisodeAsClosedAndDetachEndsTheRest() {
-        readings.add(stream("d", true, 0, 1000, 30));
-        readings.add(stream("e", true, 0, 1000, 30));
+        watched("d", true, 0, 1000, 30);
+        watched("e", true, 0, 1000, 30);
         after(1000);
         after(1000);
         assertEquals(2, StreamStallMonitor.ongoing());
@@ -217,7 +220,7 @@ class StreamStallMonitorTest {
             for (int i = 0; i < 11; i++) { // 11 s more: two periodic events (at 5 s and 10 s after detection)
                 after(1000);
             }
-            readings.add(stream("g", true, 0, 500, 30)); // a second stall, still open when the recording stops
+            watched("g", true, 0, 500, 30); // a second stall, still open when the recording stops
             after(1000);
             after(1000);
             r.stalled = false;

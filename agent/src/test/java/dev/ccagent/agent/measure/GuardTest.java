@@ -30,6 +30,18 @@ class GuardTest {
         return r.config();
     }
 
+    /** The kwik arms of the configuration {@link #kwikArms} parsed: its default arm and its first canary arm. */
+    private ArmStats base;
+    private ArmStats canary;
+
+    /** Parses and applies {@code args}, then finds {@link #base} and {@link #canary}, kwik's arms of that configuration. */
+    private AgentConfig kwikArms(String args) {
+        AgentConfig config = config(args);
+        base = ArmStats.of("kwik", "default", config.defaultArm().algorithm());
+        canary = ArmStats.of("kwik", "canary", config.canaryArms().get(0).algorithm());
+        return config;
+    }
+
     /** One server close: 1 MB sent and acknowledged, 800 packets. */
     static void close(ArmStats arm, double lossRate, double rttMillis, double goodputBytesPerSecond, long at) {
         Guard.onClosed(arm, 1_000_000, (long) (lossRate * 1_000_000), 800, (long) (rttMillis * 1e6), 1_000_000,
@@ -50,9 +62,7 @@ class GuardTest {
 
     @Test
     void lossyCanaryIsRolledBackOnceItsTestCrossesAndSetReEnablesItWithAFreshTest() throws Exception {
-        AgentConfig config = config("cc=stock;canary=cubic:50%;guard=on;guard.min-connections=6;guard.window=60s");
-        ArmStats base = ArmStats.of("kwik", "default", "stock");
-        ArmStats canary = ArmStats.of("kwik", "canary", "cubic");
+        AgentConfig config = kwikArms("cc=stock;canary=cubic:50%;guard=on;guard.min-connections=6;guard.window=60s");
         long now = 1_000_000_000_000L;
         int pairs = 0;
         while (!canary.isRolledBack() && pairs < 100) {
@@ -97,9 +107,7 @@ class GuardTest {
 
     @Test
     void aCanaryWorseByLessThanTheMarginIsNotRolledBackAndOneWorseByMoreIs() {
-        config("cc=stock;canary=bbr3:50%;guard=on;guard.rtt-p95-increase=10%");
-        ArmStats base = ArmStats.of("kwik", "default", "stock");
-        ArmStats canary = ArmStats.of("kwik", "canary", "bbr3");
+        kwikArms("cc=stock;canary=bbr3:50%;guard=on;guard.rtt-p95-increase=10%");
         long now = 1_000_000_000_000L;
         java.util.SplittableRandom r = new java.util.SplittableRandom(3);
         for (int i = 0; i < 3_000; i++) {
@@ -123,9 +131,7 @@ class GuardTest {
 
     @Test
     void slowerGoodputIsRolledBack() {
-        config("cc=stock;canary=bbr3:50%;guard=on");
-        ArmStats base = ArmStats.of("kwik", "default", "stock");
-        ArmStats canary = ArmStats.of("kwik", "canary", "bbr3");
+        kwikArms("cc=stock;canary=bbr3:50%;guard=on");
         long now = 1_000_000_000_000L;
         for (int i = 0; i < 40 && !canary.isRolledBack(); i++) {
             now = closeBothAndEvaluate(base, 0, 50, 2e6, canary, 0, 50, 1e6, now);
@@ -136,9 +142,7 @@ class GuardTest {
 
     @Test
     void closesFarApartAreNotPaired() {
-        config("cc=stock;canary=cubic:50%;guard=on;guard.window=10s;guard.min-connections=5");
-        ArmStats base = ArmStats.of("kwik", "default", "stock");
-        ArmStats canary = ArmStats.of("kwik", "canary", "cubic");
+        kwikArms("cc=stock;canary=cubic:50%;guard=on;guard.window=10s;guard.min-connections=5");
         long now = 1_000_000_000_000L;
         for (int i = 0; i < 50; i++) {
             close(i % 2 == 0 ? base : canary, i % 2 == 0 ? 0 : 0.5, 50, 2e6, now);
@@ -151,11 +155,9 @@ class GuardTest {
 
     @Test
     void sendLoopAlarmsAreInformationAndCpuSpinsNeedAnExcessOverTheBaseline() throws Exception {
-        config("cc=stock;canary=bbr1:50%;guard=on");
+        kwikArms("cc=stock;canary=bbr1:50%;guard=on");
         dev.ccagent.agent.control.Control.register(() -> AgentRuntime.setConfig(null),
                 (c, how) -> AgentRuntime.setConfig(c));
-        ArmStats base = ArmStats.of("kwik", "default", "stock");
-        ArmStats canary = ArmStats.of("kwik", "canary", "bbr1");
         long now = 1_000_000_000_000L;
         long alarms = canary.getAlarms();
         for (int i = 0; i < 1_000; i++) {
@@ -211,9 +213,7 @@ class GuardTest {
 
     @Test
     void guardOffOnlyCounts() {
-        config("cc=stock;canary=newreno:50%;guard.min-connections=5");
-        ArmStats base = ArmStats.of("kwik", "default", "stock");
-        ArmStats canary = ArmStats.of("kwik", "canary", "newreno");
+        kwikArms("cc=stock;canary=newreno:50%;guard.min-connections=5");
         long now = 1_000_000_000_000L;
         for (int i = 0; i < 40; i++) {
             close(base, 0, 50, 2e6, now);

@@ -102,6 +102,26 @@ class NettyChannelPacingTest {
         }
     }
 
+    /** The pacer, set by {@link #pacedChannels}. */
+    private NettyPacer pacer;
+    /** The UDP channel with {@link #pacer} in its pipeline, set by {@link #pacedChannels}. */
+    private EmbeddedChannel udp;
+    /** The QUIC channel on {@link #udp}, set by {@link #pacedChannels}. */
+    private StatsChannel quic;
+
+    /**
+     * A UDP channel with a pacer under it, named as NettyPacer.install names it, and a QUIC channel on it whose
+     * path stats report {@code cwnd} and {@code rtt}.
+     */
+    private void pacedChannels(long cwnd, long rtt) {
+        pacer = new NettyPacer(16 * 1024);
+        udp = new EmbeddedChannel();
+        udp.pipeline().addFirst(NettyPacer.NAME, pacer);
+        quic = new StatsChannel(udp);
+        quic.cwnd = cwnd;
+        quic.rtt = rtt;
+    }
+
     /** Sends {@code n} datagrams of 1200 B with quiche's send time "now"; how many stopped the send loop. */
     private static int sendNow(EmbeddedChannel udp, StatsChannel quic, int n) {
         int holds = 0;
@@ -117,15 +137,10 @@ class NettyChannelPacingTest {
 
     @Test
     void renoAndCubicWithoutSendTimesArePacedFromTheirWindow() {
-        NettyPacer pacer = new NettyPacer(16 * 1024);
-        EmbeddedChannel udp = new EmbeddedChannel();
-        udp.pipeline().addFirst(NettyPacer.NAME, pacer); // as NettyPacer.install names it
-        StatsChannel quic = new StatsChannel(udp);
         // 1200 B per 40 ms in slow start: 2 x 30 kB/s, one 1200 B datagram every 20 ms (wide enough that a
         // loaded machine's slow loop below still runs ahead of the schedule: at load 7 the 20 sends once took
         // 107 ms, which against 10 ms spacing left only 9 ahead)
-        quic.cwnd = 1_200;
-        quic.rtt = 40_000_000L;
+        pacedChannels(1_200, 40_000_000L);
         assertEquals(0, sendNow(udp, quic, 1), "no rate before the first sample: due now");
         assertEquals(0, pacer.queued());
         udp.runPendingTasks(); // the sample the first datagram asked for, on the event loop
@@ -176,12 +191,7 @@ class NettyChannelPacingTest {
 
     @Test
     void noWindowPacingBeforeQuichesFirstRttSampleNorOnceQuicheSetsSendTimes() {
-        NettyPacer pacer = new NettyPacer(16 * 1024);
-        EmbeddedChannel udp = new EmbeddedChannel();
-        udp.pipeline().addFirst(NettyPacer.NAME, pacer); // as NettyPacer.install names it
-        StatsChannel quic = new StatsChannel(udp);
-        quic.cwnd = 13_500;
-        quic.rtt = NettyChannelPacing.QUICHE_INITIAL_RTT_NANOS; // quiche's guess before any sample
+        pacedChannels(13_500, NettyChannelPacing.QUICHE_INITIAL_RTT_NANOS); // quiche's RTT guess before any sample
         sendNow(udp, quic, 1);
         udp.runPendingTasks();
         assertEquals(0, sendNow(udp, quic, 20));
