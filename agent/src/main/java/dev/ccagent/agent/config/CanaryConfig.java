@@ -127,16 +127,8 @@ public final class CanaryConfig {
                     guard = AgentArgs.onOff(value);
                     break;
                 case "guard.min-connections":
-                    try {
-                        minConnections = Integer.parseInt(value.strip());
-                    } catch (NumberFormatException e) {
-                        throw new CcConfigException("expected a whole number of connections");
-                    }
-                    if (minConnections < 5 || minConnections > MAX_MIN_CONNECTIONS) {
-                        throw new CcConfigException(minConnections + " is outside 5.." + MAX_MIN_CONNECTIONS
-                                + " (pairs before a verdict; the guard keeps the newest " + MAX_MIN_CONNECTIONS
-                                + " pairs per arm for its evidence)");
-                    }
+                    minConnections = connections(value, 5, MAX_MIN_CONNECTIONS, " (pairs before a verdict; the guard"
+                            + " keeps the newest " + MAX_MIN_CONNECTIONS + " pairs per arm for its evidence)");
                     break;
                 case "guard.window":
                     window = InRange.durationNanos(value, 10_000_000_000L, 86_400_000_000_000L, "between 10s and 24h");
@@ -148,15 +140,13 @@ public final class CanaryConfig {
                     }
                     break;
                 case "guard.rtt-p95-increase":
-                    String v = value.strip();
-                    rttIncrease = v.endsWith("%") ? number(v.substring(0, v.length() - 1)) / 100 : number(v);
+                    rttIncrease = fraction(value);
                     if (!(rttIncrease > 0 && rttIncrease <= 100)) {
                         throw new CcConfigException("an increase above 0, e.g. 10% or 0.1");
                     }
                     break;
                 case "guard.goodput-decrease":
-                    String g = value.strip();
-                    goodputDecrease = g.endsWith("%") ? number(g.substring(0, g.length() - 1)) / 100 : number(g);
+                    goodputDecrease = fraction(value);
                     if (!(goodputDecrease > 0 && goodputDecrease < 1)) {
                         throw new CcConfigException("a decrease above 0 and below 100%, e.g. 10% or 0.1");
                     }
@@ -169,14 +159,7 @@ public final class CanaryConfig {
                     }
                     break;
                 case "guard.spin-connections":
-                    try {
-                        spinConnections = Integer.parseInt(value.strip());
-                    } catch (NumberFormatException e) {
-                        throw new CcConfigException("expected a whole number of connections");
-                    }
-                    if (spinConnections < 1 || spinConnections > MAX_SPIN_CONNECTIONS) {
-                        throw new CcConfigException(spinConnections + " is outside 1.." + MAX_SPIN_CONNECTIONS);
-                    }
+                    spinConnections = connections(value, 1, MAX_SPIN_CONNECTIONS, "");
                     break;
                 case "guard.spin":
                     spin = AgentArgs.onOff(value);
@@ -184,6 +167,29 @@ public final class CanaryConfig {
                 default:
                     throw new CcConfigException("unknown key");
             }
+        }
+
+        /**
+         * A whole number of connections from {@code min} to {@code max}; one outside is refused naming the range,
+         * followed by {@code why}.
+         */
+        private static int connections(String value, int min, int max, String why) {
+            int n;
+            try {
+                n = Integer.parseInt(value.strip());
+            } catch (NumberFormatException e) {
+                throw new CcConfigException("expected a whole number of connections");
+            }
+            if (n < min || n > max) {
+                throw new CcConfigException(n + " is outside " + min + ".." + max + why);
+            }
+            return n;
+        }
+
+        /** A fraction given as a percentage ({@code 10%}) or as a number ({@code 0.1}). */
+        private static double fraction(String value) {
+            String v = value.strip();
+            return v.endsWith("%") ? number(v.substring(0, v.length() - 1)) / 100 : number(v);
         }
 
         private static double number(String value) {
