@@ -35,11 +35,9 @@ public final class KwikTelemetry {
     }
 
     static AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
-        ClassLoader ours = KwikTelemetry.class.getClassLoader();
         return builder
                 .type(KwikModule.typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
-                .transform(new AgentBuilder.Transformer.ForAdvice()
-                        .include(ours)
+                .transform(KwikModule.agentAdvice()
                         .advice(named("doLoopIteration").and(takesArguments(0)), LoopAdvice.class.getName())
                         .advice(named("send").and(takesArguments(1)).and(takesArgument(0, List.class)),
                                 SendAdvice.class.getName())
@@ -86,56 +84,59 @@ public final class KwikTelemetry {
     // ---------------------------------------------------------------- hooks (hot: no allocation)
 
     public static long loopEnter(Object cc) {
-        if (cc instanceof KwikControllerAdapter) {
-            KwikControllerAdapter a = (KwikControllerAdapter) cc;
-            if (!a.telemetryOff()) {
-                try {
-                    return a.telemetry().loopEnter();
-                } catch (Throwable t) {
-                    a.telemetryFailed(t);
-                }
+        KwikControllerAdapter a = counting(cc);
+        if (a != null) {
+            try {
+                return a.telemetry().loopEnter();
+            } catch (Throwable t) {
+                a.telemetryFailed(t);
             }
         }
         return 0;
     }
 
     public static void loopExit(Object cc, long before) {
-        if (cc instanceof KwikControllerAdapter) {
-            KwikControllerAdapter a = (KwikControllerAdapter) cc;
-            if (!a.telemetryOff()) {
-                try {
-                    a.telemetry().loopExit(before);
-                } catch (Throwable t) {
-                    a.telemetryFailed(t);
-                }
+        KwikControllerAdapter a = counting(cc);
+        if (a != null) {
+            try {
+                a.telemetry().loopExit(before);
+            } catch (Throwable t) {
+                a.telemetryFailed(t);
             }
         }
     }
 
     public static void datagramSent(Object cc) {
-        if (cc instanceof KwikControllerAdapter) {
-            KwikControllerAdapter a = (KwikControllerAdapter) cc;
-            if (!a.telemetryOff()) {
-                try {
+        count(cc, false);
+    }
+
+    public static void packetReceived(Object cc) {
+        count(cc, true);
+    }
+
+    /** Counts a packet received, or else a datagram sent. */
+    private static void count(Object cc, boolean received) {
+        KwikControllerAdapter a = counting(cc);
+        if (a != null) {
+            try {
+                if (received) {
+                    a.telemetry().packetReceived();
+                } else {
                     a.telemetry().datagramSent();
-                } catch (Throwable t) {
-                    a.telemetryFailed(t);
                 }
+            } catch (Throwable t) {
+                a.telemetryFailed(t);
             }
         }
     }
 
-    public static void packetReceived(Object cc) {
+    /** {@code cc} when it is our adapter and its counters run; null for kwik's own controller or stopped counters. */
+    private static KwikControllerAdapter counting(Object cc) {
         if (cc instanceof KwikControllerAdapter) {
             KwikControllerAdapter a = (KwikControllerAdapter) cc;
-            if (!a.telemetryOff()) {
-                try {
-                    a.telemetry().packetReceived();
-                } catch (Throwable t) {
-                    a.telemetryFailed(t);
-                }
-            }
+            return a.telemetryOff() ? null : a;
         }
+        return null;
     }
 
     // ---------------------------------------------------------------- adapter callbacks
