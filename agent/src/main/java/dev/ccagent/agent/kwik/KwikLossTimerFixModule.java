@@ -5,7 +5,6 @@ import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.matcher.ElementMatcher;
 
-import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 import static net.bytebuddy.matcher.ElementMatchers.named;
@@ -19,7 +18,7 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
  * every kwik 0.10.x this build tests: 0.10.3, 0.10.4, 0.10.7, 0.10.8, 0.10.9). Where they are missing the
  * line says "skipped" and kwik runs as released.
  */
-public final class KwikLossTimerFixModule extends KwikTargetModule {
+public final class KwikLossTimerFixModule extends KwikFixModule {
 
     static final String RECOVERY_MANAGER = KwikReflection.RECOVERY_MANAGER;
 
@@ -29,27 +28,14 @@ public final class KwikLossTimerFixModule extends KwikTargetModule {
             .method("unschedule", "()V")
             .method("rescheduleLossDetectionTimeout", "(Ljava/time/Instant;)V");
 
-    @Override
-    public String description() {
-        return "kwik fix.kwik-loss-timer";
-    }
-
-    @Override
-    protected List<Requirement> requirements() {
-        return List.of(RACE, Requirement.type("dev.ccagent.agent.kwik.KwikLossTimerFix"));
-    }
-
-    @Override
-    protected String versionIn(ClassLoader loader) {
-        return mavenVersion(loader, "tech.kwik", "kwik", RECOVERY_MANAGER);
+    public KwikLossTimerFixModule() {
+        super("fix.kwik-loss-timer", RACE, "dev.ccagent.agent.kwik.KwikLossTimerFix");
     }
 
     @Override
     public AgentBuilder extendFixes(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
-        ClassLoader ours = KwikLossTimerFixModule.class.getClassLoader();
         return builder.type(KwikModule.typeThenLoader(named(RECOVERY_MANAGER), loaderCheck))
-                .transform(new AgentBuilder.Transformer.ForAdvice()
-                        .include(ours)
+                .transform(KwikModule.agentAdvice()
                         .advice(named("setLossDetectionTimer").and(takesArguments(0)), LockedAdvice.class.getName()));
     }
 

@@ -161,11 +161,9 @@ public final class KwikMeter implements ConnectionMeter.Owner {
     // ---------------------------------------------------------------- the close hook
 
     static AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
-        ClassLoader ours = KwikMeter.class.getClassLoader();
         return builder
                 .type(KwikModule.typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
-                .transform(new AgentBuilder.Transformer.ForAdvice()
-                        .include(ours)
+                .transform(KwikModule.agentAdvice()
                         .advice(named("stop").and(takesArguments(0)), StopAdvice.class.getName()));
     }
 

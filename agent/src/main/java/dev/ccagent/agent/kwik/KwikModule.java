@@ -137,18 +137,11 @@ public final class KwikModule extends KwikTargetModule {
 
     @Override
     public AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
-        ClassLoader ours = KwikModule.class.getClassLoader();
         AgentBuilder b = builder
                 .type(typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
-                .transform((typeBuilder, type, loader, module, domain) -> {
-                    KwikSenderConstructor shape = KwikSenderConstructor.find(type);
-                    return shape == null ? typeBuilder // the requirement check already said why
-                            : typeBuilder.visit(shape.advice(SenderConstructorAdvice.class,
-                                    net.bytebuddy.dynamic.ClassFileLocator.ForClassLoader.of(ours)));
-                })
+                .transform(KwikSenderConstructor.transformer(SenderConstructorAdvice.class))
                 .type(typeThenLoader(named(KwikReflection.LOSS_DETECTOR), loaderCheck))
-                .transform(new AgentBuilder.Transformer.ForAdvice()
-                        .include(ours)
+                .transform(agentAdvice()
                         .advice(named("onAckReceived").and(takesArguments(2)), AckReceivedAdvice.class.getName())
                         .advice(named("packetSent").and(takesArguments(3)), PacketSentAdvice.class.getName()));
         b = KwikMeter.extend(b, loaderCheck); // SenderImpl.stop(): the connection's final summary
@@ -172,6 +165,11 @@ public final class KwikModule extends KwikTargetModule {
     static AgentBuilder.RawMatcher typeThenLoader(ElementMatcher<? super TypeDescription> type,
                                                  ElementMatcher<ClassLoader> loader) {
         return dev.ccagent.agent.instrument.TargetModule.typeThenLoader(type, loader, false);
+    }
+
+    /** Advice whose classes Byte Buddy reads from the agent's loader, where every kwik module's advice lives. */
+    static AgentBuilder.Transformer.ForAdvice agentAdvice() {
+        return new AgentBuilder.Transformer.ForAdvice().include(KwikModule.class.getClassLoader());
     }
 
     /** Inlined at the end of SenderImpl's designated constructor (see {@link KwikSenderConstructor}). */

@@ -54,15 +54,9 @@ public final class KwikObserveModule extends KwikTargetModule {
 
     @Override
     public AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
-        ClassLoader ours = KwikObserveModule.class.getClassLoader();
         return builder
                 .type(KwikModule.typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
-                .transform((typeBuilder, type, loader, module, domain) -> {
-                    KwikSenderConstructor shape = KwikSenderConstructor.find(type);
-                    return shape == null ? typeBuilder // the requirement check already said why
-                            : typeBuilder.visit(shape.advice(ConstructorAdvice.class,
-                                    net.bytebuddy.dynamic.ClassFileLocator.ForClassLoader.of(ours)));
-                });
+                .transform(KwikSenderConstructor.transformer(ConstructorAdvice.class));
     }
 
     /** Inlined at the end of SenderImpl's designated constructor (found by parameter type). */

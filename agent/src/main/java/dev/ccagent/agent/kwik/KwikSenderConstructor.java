@@ -1,5 +1,6 @@
 package dev.ccagent.agent.kwik;
 
+import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.AsmVisitorWrapper;
 import net.bytebuddy.description.method.MethodDescription;
@@ -106,6 +107,18 @@ final class KwikSenderConstructor {
             }
         }
         return withClock != null ? withClock : constructors == 1 ? only : null;
+    }
+
+    /**
+     * Puts {@code advice} on SenderImpl's designated constructor, its class file read from the agent's loader;
+     * a SenderImpl without one is left as it is (the requirement check already said why).
+     */
+    static AgentBuilder.Transformer transformer(Class<?> advice) {
+        return (typeBuilder, type, loader, module, domain) -> {
+            KwikSenderConstructor shape = find(type);
+            return shape == null ? typeBuilder
+                    : typeBuilder.visit(shape.advice(advice, ClassFileLocator.ForClassLoader.of(advice.getClassLoader())));
+        };
     }
 
     /** {@code advice} (using {@link Id} and {@link MaxPacketSize}) on exit of the designated constructor. */

@@ -19,7 +19,7 @@ import static net.bytebuddy.matcher.ElementMatchers.named;
  * there, and do not have the race: the line then says "skipped").
  * Its "applied" line says why it is on ({@link #whyOn}).
  */
-public final class KwikStreamStallFixModule extends KwikTargetModule {
+public final class KwikStreamStallFixModule extends KwikFixModule {
 
     static final String STREAM_OUTPUT = "tech.kwik.core.stream.StreamOutputStreamImpl";
 
@@ -67,17 +67,8 @@ public final class KwikStreamStallFixModule extends KwikTargetModule {
     private final KwikModule swap;
 
     public KwikStreamStallFixModule(KwikModule swap) {
+        super("fix.kwik-stream-stall", RACE, "dev.ccagent.agent.kwik.KwikStreamStallFix");
         this.swap = swap;
-    }
-
-    @Override
-    public String description() {
-        return "kwik fix.kwik-stream-stall";
-    }
-
-    @Override
-    protected List<Requirement> requirements() {
-        return List.of(RACE, Requirement.type("dev.ccagent.agent.kwik.KwikStreamStallFix"));
     }
 
     @Override
@@ -101,11 +92,6 @@ public final class KwikStreamStallFixModule extends KwikTargetModule {
         return " (on by default: kwik's own stream-send race leaves a stream with data and no send request"
                 + " until the idle timeout; it stalled 51-71 of 400 downloads of a kwik HTTP/3 server without"
                 + " the agent at 1% loss (three runs), see docs/kwik.md; fix.kwik-stream-stall=off turns it off)";
-    }
-
-    @Override
-    protected String versionIn(ClassLoader loader) {
-        return mavenVersion(loader, "tech.kwik", "kwik", STREAM_OUTPUT);
     }
 
     @Override
