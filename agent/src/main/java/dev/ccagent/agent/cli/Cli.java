@@ -118,6 +118,31 @@ public final class Cli implements Callable<Integer> {
     abstract static class PidCommand implements Callable<Integer> {
         @Parameters(index = "0", description = "process id")
         String pid;
+
+        /** The command's arguments checked before attaching: an exit status to stop with, or 0 to attach. */
+        int check() {
+            return 0;
+        }
+
+        /** The command's work in the attached JVM; its exit status. */
+        abstract int inTarget(TargetJvm t);
+
+        @Override
+        public Integer call() {
+            int refused = check();
+            if (refused != 0) {
+                return refused;
+            }
+            try (TargetJvm t = TargetJvm.attach(pid)) {
+                return inTarget(t);
+            }
+        }
+
+        /** Prints each problem of {@code parsed}, if any, as {@code ccagent: PROBLEM}: 2 when there is one, else 0. */
+        static int refuseProblems(AgentArgs.Result parsed) {
+            parsed.problems().forEach(p -> err.println("ccagent: " + p));
+            return parsed.problems().isEmpty() ? 0 : 2;
+        }
     }
 
     @Command(name = "attach", mixinStandardHelpOptions = true,
@@ -128,18 +153,16 @@ public final class Cli implements Callable<Integer> {
         String args;
 
         @Override
-        public Integer call() {
-            AgentArgs.Result parsed = AgentArgs.parse(args);
-            if (!parsed.ok()) {
-                parsed.problems().forEach(p -> err.println("ccagent: " + p));
-                return 2;
-            }
-            try (TargetJvm t = TargetJvm.attach(pid)) {
-                boolean again = t.hasAgent();
-                t.loadAgent(args);
-                out.println((again ? "reconfigured" : "attached") + " ccagent to pid " + pid);
-                printStatus(t.control());
-            }
+        int check() {
+            return refuseProblems(AgentArgs.parse(args));
+        }
+
+        @Override
+        int inTarget(TargetJvm t) {
+            boolean again = t.hasAgent();
+            t.loadAgent(args);
+            out.println((again ? "reconfigured" : "attached") + " ccagent to pid " + pid);
+            printStatus(t.control());
             return 0;
         }
     }
@@ -148,10 +171,8 @@ public final class Cli implements Callable<Integer> {
             description = "Configuration, connections per algorithm and alarms of the agent in a JVM.")
     static final class StatusCommand extends PidCommand {
         @Override
-        public Integer call() {
-            try (TargetJvm t = TargetJvm.attach(pid)) {
-                printStatus(t.control());
-            }
+        int inTarget(TargetJvm t) {
+            printStatus(t.control());
             return 0;
         }
     }
@@ -163,25 +184,22 @@ public final class Cli implements Callable<Integer> {
         List<String> entries;
 
         @Override
-        public Integer call() {
-            String joined = String.join(";", entries);
-            AgentArgs.Result split = AgentArgs.parseEntries(joined);
-            if (!split.problems().isEmpty()) {
-                split.problems().forEach(p -> err.println("ccagent: " + p));
-                return 2;
-            }
-            try (TargetJvm t = TargetJvm.attach(pid)) {
-                ControlMXBean control = t.control();
-                try {
-                    String now = control.set(joined);
-                    out.println("configuration of pid " + pid + " for new connections: " + now);
-                } catch (RuntimeException e) {
-                    String message = rootMessage(e);
-                    for (String line : message.split("\n")) {
-                        err.println("ccagent: " + line);
-                    }
-                    return 2;
+        int check() {
+            return refuseProblems(AgentArgs.parseEntries(String.join(";", entries)));
+        }
+
+        @Override
+        int inTarget(TargetJvm t) {
+            ControlMXBean control = t.control();
+            try {
+                String now = control.set(String.join(";", entries));
+                out.println("configuration of pid " + pid + " for new connections: " + now);
+            } catch (RuntimeException e) {
+                String message = rootMessage(e);
+                for (String line : message.split("\n")) {
+                    err.println("ccagent: " + line);
                 }
+                return 2;
             }
             return 0;
         }
@@ -191,11 +209,9 @@ public final class Cli implements Callable<Integer> {
             description = "New connections get the stock algorithm again; instrumentation is removed where the JVM allows.")
     static final class DetachCommand extends PidCommand {
         @Override
-        public Integer call() {
-            try (TargetJvm t = TargetJvm.attach(pid)) {
-                t.control().detach();
-                out.println("detached ccagent from pid " + pid + ": new connections use the stock algorithm");
-            }
+        int inTarget(TargetJvm t) {
+            t.control().detach();
+            out.println("detached ccagent from pid " + pid + ": new connections use the stock algorithm");
             return 0;
         }
     }
