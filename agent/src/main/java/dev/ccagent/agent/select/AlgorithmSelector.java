@@ -63,35 +63,30 @@ public final class AlgorithmSelector {
         long v3 = k1 ^ 0x7465646279746573L;
         int len = data == null ? 0 : data.length;
         int full = len & ~7;
-        for (int i = 0; i < full; i += 8) {
-            long m = le(data, i, 8);
-            v3 ^= m;
-            for (int r = 0; r < 2; r++) {
+        long last = ((long) len & 0xff) << 56;
+        if (len > full) {
+            last |= le(data, full, len - full);
+        }
+        // the full 8-byte words, then the last one (the tail and the length), 2 rounds each; then the
+        // finalisation's 4 rounds
+        for (int i = 0; i <= full + 8; i += 8) {
+            boolean finalisation = i > full;
+            long m = i < full ? le(data, i, 8) : last;
+            if (finalisation) {
+                v2 ^= 0xff;
+            } else {
+                v3 ^= m;
+            }
+            int rounds = finalisation ? 4 : 2;
+            for (int r = 0; r < rounds; r++) {
                 v0 += v1; v1 = Long.rotateLeft(v1, 13); v1 ^= v0; v0 = Long.rotateLeft(v0, 32);
                 v2 += v3; v3 = Long.rotateLeft(v3, 16); v3 ^= v2;
                 v0 += v3; v3 = Long.rotateLeft(v3, 21); v3 ^= v0;
                 v2 += v1; v1 = Long.rotateLeft(v1, 17); v1 ^= v2; v2 = Long.rotateLeft(v2, 32);
             }
-            v0 ^= m;
-        }
-        long last = ((long) len & 0xff) << 56;
-        if (len > full) {
-            last |= le(data, full, len - full);
-        }
-        v3 ^= last;
-        for (int r = 0; r < 2; r++) {
-            v0 += v1; v1 = Long.rotateLeft(v1, 13); v1 ^= v0; v0 = Long.rotateLeft(v0, 32);
-            v2 += v3; v3 = Long.rotateLeft(v3, 16); v3 ^= v2;
-            v0 += v3; v3 = Long.rotateLeft(v3, 21); v3 ^= v0;
-            v2 += v1; v1 = Long.rotateLeft(v1, 17); v1 ^= v2; v2 = Long.rotateLeft(v2, 32);
-        }
-        v0 ^= last;
-        v2 ^= 0xff;
-        for (int r = 0; r < 4; r++) {
-            v0 += v1; v1 = Long.rotateLeft(v1, 13); v1 ^= v0; v0 = Long.rotateLeft(v0, 32);
-            v2 += v3; v3 = Long.rotateLeft(v3, 16); v3 ^= v2;
-            v0 += v3; v3 = Long.rotateLeft(v3, 21); v3 ^= v0;
-            v2 += v1; v1 = Long.rotateLeft(v1, 17); v1 ^= v2; v2 = Long.rotateLeft(v2, 32);
+            if (!finalisation) {
+                v0 ^= m;
+            }
         }
         return v0 ^ v1 ^ v2 ^ v3;
     }
