@@ -134,29 +134,19 @@ public final class CanaryConfig {
                     window = InRange.durationNanos(value, 10_000_000_000L, 86_400_000_000_000L, "between 10s and 24h");
                     break;
                 case "guard.loss-ratio":
-                    lossRatio = number(value);
-                    if (!(lossRatio > 1 && lossRatio <= 1000)) {
-                        throw new CcConfigException("a ratio above 1, e.g. 2.0");
-                    }
+                    lossRatio = accepted(number(value), r -> r > 1 && r <= 1000, "a ratio above 1, e.g. 2.0");
                     break;
                 case "guard.rtt-p95-increase":
-                    rttIncrease = fraction(value);
-                    if (!(rttIncrease > 0 && rttIncrease <= 100)) {
-                        throw new CcConfigException("an increase above 0, e.g. 10% or 0.1");
-                    }
+                    rttIncrease = accepted(fraction(value), i -> i > 0 && i <= 100, "an increase above 0, e.g. 10% or 0.1");
                     break;
                 case "guard.goodput-decrease":
-                    goodputDecrease = fraction(value);
-                    if (!(goodputDecrease > 0 && goodputDecrease < 1)) {
-                        throw new CcConfigException("a decrease above 0 and below 100%, e.g. 10% or 0.1");
-                    }
+                    goodputDecrease = accepted(fraction(value), d -> d > 0 && d < 1,
+                            "a decrease above 0 and below 100%, e.g. 10% or 0.1");
                     break;
                 case "guard.alpha":
                 case "guard.p-value":
-                    alpha = number(value);
-                    if (!(alpha > 0 && alpha <= 0.2)) {
-                        throw new CcConfigException("in (0, 0.2], e.g. 0.01 (the bound on a false rollback over the whole run)");
-                    }
+                    alpha = accepted(number(value), a -> a > 0 && a <= 0.2,
+                            "in (0, 0.2], e.g. 0.01 (the bound on a false rollback over the whole run)");
                     break;
                 case "guard.spin-connections":
                     spinConnections = connections(value, 1, MAX_SPIN_CONNECTIONS, "");
@@ -184,6 +174,14 @@ public final class CanaryConfig {
                 throw new CcConfigException(n + " is outside " + min + ".." + max + why);
             }
             return n;
+        }
+
+        /** {@code v} when {@code ok} holds for it; else refused with what was {@code expected}. */
+        private static double accepted(double v, java.util.function.DoublePredicate ok, String expected) {
+            if (!ok.test(v)) {
+                throw new CcConfigException(expected);
+            }
+            return v;
         }
 
         /** A fraction given as a percentage ({@code 10%}) or as a number ({@code 0.1}). */
