@@ -13,6 +13,7 @@ import dev.ccagent.jfr.SendPathAllocation;
 import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Evaluates every live connection's {@link SendTelemetry} once per window (1 s) on one daemon
@@ -349,13 +350,10 @@ public final class SpinDetector {
                     e.commit();
                 }
             }
-            if (now - t.baseline.lastLogAck > LOG_EVERY_NANOS || t.baseline.lastLogAck == 0) {
-                t.baseline.lastLogAck = now;
-                AgentLog.warn(String.format("ACK-only send loop on %s connection %s (%s): %d ACK-only datagrams "
-                        + "(%.0f/s), %d ack-eliciting, %d refusals by the controller in %.1f s", t.library(), id,
-                        algorithm, ackOnly, ackOnlyRate, dInFlight, dRefusals, seconds));
-            }
-            profile("ACK-only send loop on " + id);
+            t.baseline.lastLogAck = warnAndProfile(now, t.baseline.lastLogAck, () -> String.format("ACK-only send loop"
+                    + " on %s connection %s (%s): %d ACK-only datagrams (%.0f/s), %d ack-eliciting, %d refusals by the"
+                    + " controller in %.1f s", t.library(), id, algorithm, ackOnly, ackOnlyRate, dInFlight, dRefusals,
+                    seconds), "ACK-only send loop on " + id);
         }
 
         long unexplained = Math.max(0, dEmpty - dReceived);
@@ -381,13 +379,10 @@ public final class SpinDetector {
                     e.commit();
                 }
             }
-            if (now - t.baseline.lastLogSpin > LOG_EVERY_NANOS || t.baseline.lastLogSpin == 0) {
-                t.baseline.lastLogSpin = now;
-                AgentLog.warn(String.format("send-loop spin on %s connection %s (%s): %d wake-ups, %d sent nothing "
-                        + "(%.0f/s unexplained by received packets), %d send times in the past in %.1f s", t.library(),
-                        id, algorithm, dWake, dEmpty, emptyRate, dPast, seconds));
-            }
-            profile("send-loop spin on " + id);
+            t.baseline.lastLogSpin = warnAndProfile(now, t.baseline.lastLogSpin, () -> String.format("send-loop spin"
+                    + " on %s connection %s (%s): %d wake-ups, %d sent nothing (%.0f/s unexplained by received packets),"
+                    + " %d send times in the past in %.1f s", t.library(), id, algorithm, dWake, dEmpty, emptyRate, dPast,
+                    seconds), "send-loop spin on " + id);
         }
 
         allocation(t, id, "sender", t.senderThreadId, dSenderAlloc, dDatagrams, window, judged, now);
@@ -432,13 +427,24 @@ public final class SpinDetector {
         }
         if (flagged) {
             detections++;
-            if (now - t.baseline.lastLogAlloc > LOG_EVERY_NANOS || t.baseline.lastLogAlloc == 0) {
-                t.baseline.lastLogAlloc = now;
-                AgentLog.warn(String.format("allocation storm on the %s thread of %s connection %s: %d B per packet, "
-                        + "%d MB/s", path, t.library(), id, perPacket, rate >> 20));
-            }
-            profile("allocation storm on " + id);
+            t.baseline.lastLogAlloc = warnAndProfile(now, t.baseline.lastLogAlloc, () -> String.format("allocation storm"
+                    + " on the %s thread of %s connection %s: %d B per packet, %d MB/s", path, t.library(), id, perPacket,
+                    rate >> 20), "allocation storm on " + id);
         }
+    }
+
+    /**
+     * A detection's warning, at most one a minute per connection and kind ({@code lastLog}: when the kind
+     * was last logged, 0 for never), and its profile capture; returns when the kind was last logged now.
+     */
+    private long warnAndProfile(long now, long lastLog, Supplier<String> warning, String reason) {
+        long logged = lastLog;
+        if (now - lastLog > LOG_EVERY_NANOS || lastLog == 0) {
+            logged = now;
+            AgentLog.warn(warning.get());
+        }
+        profile(reason);
+        return logged;
     }
 
     private String threadName(long id) {
