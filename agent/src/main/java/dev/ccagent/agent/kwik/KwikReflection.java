@@ -62,14 +62,7 @@ final class KwikReflection {
     }
 
     /** One field slot that holds the connection's controller. */
-    private static final class Slot {
-        final Object owner;
-        final Field field;
-
-        Slot(Object owner, Field field) {
-            this.owner = owner;
-            this.field = field;
-        }
+    private record Slot(Object owner, Field field) {
     }
 
     /**
@@ -95,8 +88,8 @@ final class KwikReflection {
             }
         }
         for (Slot s : slots) {
-            if (s.field.get(s.owner) != original) {
-                throw new IllegalStateException(s.field + " does not hold the connection's controller");
+            if (s.field().get(s.owner()) != original) {
+                throw new IllegalStateException(s.field() + " does not hold the connection's controller");
             }
         }
         List<Slot> written = new ArrayList<>();
@@ -104,14 +97,14 @@ final class KwikReflection {
             for (Slot s : slots) {
                 if (TEST_SWAP_FAILS && !written.isEmpty()) {
                     throw new IllegalAccessException("injected swap failure (-Dccagent.test.kwik-swap-fails=true): "
-                            + s.field + " not written");
+                            + s.field() + " not written");
                 }
-                s.field.set(s.owner, replacement);
+                s.field().set(s.owner(), replacement);
                 written.add(s);
             }
         } catch (ReflectiveOperationException | RuntimeException e) {
             for (Slot s : written) {
-                s.field.set(s.owner, original);
+                s.field().set(s.owner(), original);
             }
             throw e;
         }
