@@ -67,10 +67,12 @@ class KwikPacketTimesTest {
         }
     }
 
+    /** Each test's clocks, and a table that reads them (fresh for every test). */
+    private final Clocks c = new Clocks();
+    private final KwikPacketTimes t = c.times();
+
     @Test
     void aSendStampIsConvertedWhenRegisteredAndKeptWhateverTheClockDoesLater() {
-        Clocks c = new Clocks();
-        KwikPacketTimes t = c.times();
         long key = KwikPacketTimes.key(7, APP);
         c.pass(10 * MS);
         long sent = c.mono - 30_000; // kwik stamped it 30 us before registering it
@@ -88,16 +90,12 @@ class KwikPacketTimesTest {
 
     @Test
     void noStampCountsAsSentNow() {
-        Clocks c = new Clocks();
-        KwikPacketTimes t = c.times();
         assertEquals(c.mono, t.sent(KwikPacketTimes.key(1, APP), null));
         assertEquals(c.mono, t.recorded(KwikPacketTimes.key(1, APP)));
     }
 
     @Test
     void ackReceiveTimeIsItsAgeBeforeNow() {
-        Clocks c = new Clocks();
-        KwikPacketTimes t = c.times();
         long sent = t.sent(KwikPacketTimes.key(1, APP), c.stamp(0));
         c.pass(52 * MS);
         // stamped 2 ms before it is processed: 50 ms after the send
@@ -132,8 +130,6 @@ class KwikPacketTimesTest {
 
     @Test
     void aSendStampFromBeforeAStepGivesWayToTheRegistrationTime() {
-        Clocks c = new Clocks();
-        KwikPacketTimes t = c.times();
         c.pass(10 * MS);
         Instant stamp = c.stamp(0);
         c.wall.epochNanos += 1_000 * MS;
@@ -144,8 +140,6 @@ class KwikPacketTimesTest {
 
     @Test
     void slewingIsNoStep() {
-        Clocks c = new Clocks();
-        KwikPacketTimes t = c.times();
         // 10 s at 500 ppm: the wall clock gains 5 ms, within the slew allowance
         c.pass(10_000 * MS);
         c.wall.epochNanos += 5 * MS;
@@ -157,8 +151,6 @@ class KwikPacketTimesTest {
 
     @Test
     void aReceiveTimeBeforeTheSendOrANegativeAgeIsNotTrusted() {
-        Clocks c = new Clocks();
-        KwikPacketTimes t = c.times();
         c.pass(45 * MS);
         t.sent(KwikPacketTimes.key(4, APP), c.stamp(0));
         c.pass(5 * MS);
@@ -172,7 +164,6 @@ class KwikPacketTimesTest {
 
     @Test
     void theTableGrowsWithThePacketsInFlightAndGivesWayAtItsBound() {
-        KwikPacketTimes t = new Clocks().times();
         int inFlight = 1_000;
         for (long pn = 0; pn < inFlight; pn++) {
             t.record(KwikPacketTimes.key(pn, APP), 1_000 + pn);
@@ -202,8 +193,6 @@ class KwikPacketTimesTest {
 
     @Test
     void takeAnswersAndForgetsAnAcksPacketsInOnePass() {
-        Clocks c = new Clocks();
-        KwikPacketTimes t = c.times();
         List<PacketInfo> ack = new ArrayList<>();
         for (long pn = 0; pn < 20; pn++) {
             QuicPacket p = new ShortHeaderPacket(Version.getDefault(), new byte[8], new PingFrame());
@@ -226,7 +215,6 @@ class KwikPacketTimesTest {
 
     @Test
     void spacesDoNotShareEntries() {
-        KwikPacketTimes t = new Clocks().times();
         for (int space = 0; space < 3; space++) {
             t.record(KwikPacketTimes.key(0, space), 100 + space);
         }
