@@ -81,10 +81,12 @@ public final class CongestionState extends jdk.jfr.Event {
     public long pacingQuantum;
 
     @Label("Min RTT")
+    @Description("The minimum RTT as the congestion controller holds it at this state")
     @Timespan(Timespan.NANOSECONDS)
     public long minRtt;
 
     @Label("Smoothed RTT")
+    @Description("The smoothed RTT as the congestion controller holds it at this state")
     @Timespan(Timespan.NANOSECONDS)
     public long smoothedRtt;
 

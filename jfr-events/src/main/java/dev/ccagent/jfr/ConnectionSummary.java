@@ -83,10 +83,12 @@ public final class ConnectionSummary extends jdk.jfr.Event {
     public long rttSamples;
 
     @Label("Min RTT")
+    @Description("The connection's lowest RTT sample, from the agent's own RFC 9002 estimator (every connection, stock included)")
     @Timespan(Timespan.NANOSECONDS)
     public long minRtt;
 
     @Label("Smoothed RTT")
+    @Description("The connection's RFC 9002 smoothed RTT at this summary, from the agent's own estimator")
     @Timespan(Timespan.NANOSECONDS)
     public long smoothedRtt;
 

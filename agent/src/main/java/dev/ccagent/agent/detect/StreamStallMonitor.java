@@ -144,31 +144,32 @@ public final class StreamStallMonitor {
             this.writerBlocked = r.writerBlocked;
             this.ptoNanos = r.ptoNanos;
         }
-
-        Figures(long atNanos, Figures f) {
-            this.atNanos = atNanos;
-            this.bytesWaiting = f.bytesWaiting;
-            this.offset = f.offset;
-            this.retransmitPending = f.retransmitPending;
-            this.writerBlocked = f.writerBlocked;
-            this.ptoNanos = f.ptoNanos;
-        }
     }
 
     private static final class Episode {
         final long id = EPISODE_IDS.incrementAndGet();
-        String library;
-        String connectionId;
-        long streamId;
-        boolean fixOn;
-        long startNanos;
-        long detectedAfter;
+        final String library;
+        final String connectionId;
+        final long streamId;
+        final boolean fixOn;
+        final long startNanos;
+        final long detectedAfter;
         long lastCommitNanos;
         volatile Figures figures;
         /** Set before anything else at its end: ends once, and the chunk-end hook skips it from then on. */
         volatile boolean ended;
         /** Begun at the last commit: the next event covers the time since. */
         StreamStall event;
+
+        /** A stream's episode, stalled since {@code startNanos}, detected past {@code detectedAfter}. */
+        Episode(Reading r, long startNanos, long detectedAfter) {
+            library = r.library;
+            connectionId = r.connectionId;
+            streamId = r.streamId;
+            fixOn = r.fixOn;
+            this.startNanos = startNanos;
+            this.detectedAfter = detectedAfter;
+        }
     }
 
     /**
@@ -193,7 +194,7 @@ public final class StreamStallMonitor {
             if (f != null && !e.ended) {
                 StreamStall ev = new StreamStall();
                 if (ev.shouldCommit()) {
-                    fill(ev, e, f, "ongoing");
+                    fill(ev, e, f, f.atNanos, "ongoing");
                     ev.commit();
                 }
             }
@@ -318,18 +319,12 @@ public final class StreamStallMonitor {
     private void report(Episode e, Reading r) {
         e.figures = new Figures(now, r);
         if (now - e.lastCommitNanos >= REPORT_EVERY_NANOS) {
-            commit(e, e.figures, "ongoing");
+            commit(e, e.figures, now, "ongoing");
         }
     }
 
     private void start(Track t, Reading r, long threshold) {
-        Episode e = new Episode();
-        e.library = r.library;
-        e.connectionId = r.connectionId;
-        e.streamId = r.streamId;
-        e.fixOn = r.fixOn;
-        e.startNanos = t.firstNanos;
-        e.detectedAfter = threshold;
+        Episode e = new Episode(r, t.firstNanos, threshold);
         e.figures = new Figures(now, r);
         e.event = t.first;
         t.first = null;
@@ -337,7 +332,7 @@ public final class StreamStallMonitor {
         EPISODES.incrementAndGet();
         ONGOING.incrementAndGet();
         OPEN.put(e.id, e);
-        commit(e, e.figures, "ongoing");
+        commit(e, e.figures, now, "ongoing");
         String line = String.format(Locale.ROOT, "stream stall on %s connection %s stream %d: %d B waiting at offset %d%s"
                         + "%s, no send request queued, nothing in flight, not blocked by flow control, for %.1f s"
                         + " (threshold max(%d x PTO %.0f ms, 1 s)); fix.kwik-stream-stall is %s", e.library,
@@ -361,18 +356,18 @@ public final class StreamStallMonitor {
                 e.library, e.connectionId, e.streamId, endedBy, (at - e.startNanos) / 1e9);
         AgentLog.warn(line);
         AgentRuntime.recordAlarm(line);
-        commit(e, new Figures(at, e.figures), endedBy);
+        commit(e, e.figures, at, endedBy);
     }
 
-    /** One event of the episode: the time since its previous one (detector thread). */
-    private static void commit(Episode e, Figures f, String endedBy) {
-        e.lastCommitNanos = f.atNanos;
-        e.event = EpisodeEvents.commit(e.event, StreamStall::new, ev -> fill(ev, e, f, endedBy), "ongoing".equals(endedBy));
+    /** One event of the episode, its latest figures as of {@code at}: the time since its previous one (detector thread). */
+    private static void commit(Episode e, Figures f, long at, String endedBy) {
+        e.lastCommitNanos = at;
+        e.event = EpisodeEvents.commit(e.event, StreamStall::new, ev -> fill(ev, e, f, at, endedBy), "ongoing".equals(endedBy));
     }
 
-    private static void fill(StreamStall ev, Episode e, Figures f, String endedBy) {
+    private static void fill(StreamStall ev, Episode e, Figures f, long at, String endedBy) {
         ev.episodeId = e.id;
-        ev.episodeDuration = f.atNanos - e.startNanos;
+        ev.episodeDuration = at - e.startNanos;
         ev.library = e.library;
         ev.connectionId = e.connectionId;
         ev.streamId = e.streamId;

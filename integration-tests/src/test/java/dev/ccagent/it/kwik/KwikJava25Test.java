@@ -60,10 +60,10 @@ class KwikJava25Test {
             KwikSpringBootJarTest.assertNoComplaints(server);
         }
         String figures = String.format(Locale.ROOT, "Java 25 (%s): stock %.2f, late attach bbr1 %.2f, at start bbr1 %.2f Mbit/s (stock retries %d; %s)",
-                home.get(), stock.mbps, late.mbps, atStart.mbps, stock.retries, LossyLink.load());
+                home.get(), stock.mbps(), late.mbps(), atStart.mbps(), stock.retries(), LossyLink.load());
         System.out.println("[it] " + figures);
-        assertTrue(late.mbps >= LossyLink.FACTOR * stock.mbps, "late attach did not change the controller: " + figures);
-        assertTrue(atStart.mbps >= LossyLink.FACTOR * stock.mbps, "-javaagent did not change the controller: " + figures);
-        assertTrue(stock.retries == 0 && late.retries == 0 && atStart.retries == 0, "the stall fix is on: no retries expected: " + figures);
+        assertTrue(late.mbps() >= LossyLink.FACTOR * stock.mbps(), "late attach did not change the controller: " + figures);
+        assertTrue(atStart.mbps() >= LossyLink.FACTOR * stock.mbps(), "-javaagent did not change the controller: " + figures);
+        assertTrue(stock.retries() == 0 && late.retries() == 0 && atStart.retries() == 0, "the stall fix is on: no retries expected: " + figures);
     }
 }

@@ -63,11 +63,11 @@ class KwikSpringBootJarTest {
         }
         String figures = String.format(java.util.Locale.ROOT,
                 "stock %.2f, late attach bbr1 %.2f, at start bbr1 %.2f Mbit/s (stock retries %d; %s)",
-                stock.mbps, late.mbps, atStart.mbps, stock.retries, LossyLink.load());
+                stock.mbps(), late.mbps(), atStart.mbps(), stock.retries(), LossyLink.load());
         System.out.println("[it] spring boot jar: " + figures);
-        assertTrue(late.mbps >= LossyLink.FACTOR * stock.mbps, "late attach did not change the controller: " + figures);
-        assertTrue(atStart.mbps >= LossyLink.FACTOR * stock.mbps, "-javaagent did not change the controller: " + figures);
-        assertTrue(stock.retries == 0 && late.retries == 0 && atStart.retries == 0, "the stall fix is on: no retries expected: " + figures);
+        assertTrue(late.mbps() >= LossyLink.FACTOR * stock.mbps(), "late attach did not change the controller: " + figures);
+        assertTrue(atStart.mbps() >= LossyLink.FACTOR * stock.mbps(), "-javaagent did not change the controller: " + figures);
+        assertTrue(stock.retries() == 0 && late.retries() == 0 && atStart.retries() == 0, "the stall fix is on: no retries expected: " + figures);
     }
 
     static void assertNoComplaints(KwikIt.Server server) {

@@ -86,9 +86,9 @@ class KwikVersionsTest {
                     && stderr.contains("RecoveryManager.congestionController"), stderr);
             assertTrue(!stderr.contains(": applied"), "nothing applies to 0.10.3: " + stderr);
             assertTrue(KwikIt.connectionLines(stderr).isEmpty(), "no connection got our controller: " + stderr);
-            baselineMbps = d.mbps;
+            baselineMbps = d.mbps();
             System.out.printf(Locale.ROOT, "[it] kwik 0.10.3: skipped, stock %.2f Mbit/s, retries %d (%s)%n",
-                    d.mbps, d.retries, LossyLink.load());
+                    d.mbps(), d.retries(), LossyLink.load());
         }
     }
 
@@ -107,7 +107,7 @@ class KwikVersionsTest {
             if (race) {
                 assertTrue(stderr.contains(fix) && stderr.matches("(?s).*" + java.util.regex.Pattern.quote(fix)
                         + "\\p{XDigit}+: applied.*"), stderr);
-                assertEquals(0, d.retries, "the fix is applied: no stalled download expected");
+                assertEquals(0, d.retries(), "the fix is applied: no stalled download expected");
             } else {
                 assertTrue(stderr.matches("(?s).*" + java.util.regex.Pattern.quote(fix) + "\\p{XDigit}+: skipped: .*")
                         && stderr.contains("sendRequestsQueued"), stderr);
@@ -117,9 +117,9 @@ class KwikVersionsTest {
                 assertTrue(!line.contains(" WARN ") && !line.contains(" ERROR "), "agent complained: " + line);
             }
             String figures = String.format(Locale.ROOT, "kwik %s: bbr1 %.2f Mbit/s vs stock (0.10.3) %.2f, retries %d (%s)",
-                    version, d.mbps, baselineMbps, d.retries, LossyLink.load());
+                    version, d.mbps(), baselineMbps, d.retries(), LossyLink.load());
             System.out.println("[it] " + figures);
-            assertTrue(d.mbps >= LossyLink.FACTOR * baselineMbps, "bbr1 did not take over: " + figures);
+            assertTrue(d.mbps() >= LossyLink.FACTOR * baselineMbps, "bbr1 did not take over: " + figures);
         }
     }
 }

@@ -45,18 +45,7 @@ final class LossyLink {
     }
 
     /** One finished download: its goodput and how often the client retried a stall of an unpatched server. */
-    static final class Download {
-        final double mbps;
-        final long bytes;
-        final int retries;
-        final String describe;
-
-        Download(double mbps, long bytes, int retries, String describe) {
-            this.mbps = mbps;
-            this.bytes = bytes;
-            this.retries = retries;
-            this.describe = describe;
-        }
+    record Download(double mbps, long bytes, int retries, String describe) {
     }
 
     /**

@@ -93,15 +93,15 @@ class OtherAgentsTest {
             // the baseline: the same server reconfigured to kwik's own controller, with the stream-stall fix
             // (as in KwikSpringBootJarTest; had the reconfigure not taken, the ratio below fails)
             LossyLink.Download stock = LossyLink.stockBaselineOnTheSameServer(dir, "client-otel-stock", server, BYTES, 41);
-            stockMbps = stock.mbps;
+            stockMbps = stock.mbps();
             assertTrue(server.jvm.stderr().contains("opentelemetry-javaagent"), "OpenTelemetry did not start: "
                     + server.jvm.describe());
             assertQuiet(server);
             String figures = String.format(Locale.ROOT, "OpenTelemetry at start, ccagent late: stock %.2f, bbr1 %.2f Mbit/s (stock retries %d; %s)",
-                    stock.mbps, late.mbps, stock.retries, LossyLink.load());
+                    stock.mbps(), late.mbps(), stock.retries(), LossyLink.load());
             System.out.println("[it] " + figures);
-            assertTrue(late.mbps >= LossyLink.FACTOR * stock.mbps, "late attach did not change the controller: " + figures);
-            assertTrue(stock.retries == 0 && late.retries == 0, "the stall fix is on: no retries expected: " + figures);
+            assertTrue(late.mbps() >= LossyLink.FACTOR * stock.mbps(), "late attach did not change the controller: " + figures);
+            assertTrue(stock.retries() == 0 && late.retries() == 0, "the stall fix is on: no retries expected: " + figures);
         }
     }
 
@@ -117,9 +117,9 @@ class OtherAgentsTest {
             assertTrue(server.jvm.stderr().contains("installed on start-up"), server.jvm.describe());
             assertQuiet(server);
             String figures = String.format(Locale.ROOT, "%s first, both at start: bbr1 %.2f Mbit/s vs stock %.2f (%s)",
-                    first, d.mbps, stockMbps, LossyLink.load());
+                    first, d.mbps(), stockMbps, LossyLink.load());
             System.out.println("[it] " + figures);
-            assertTrue(d.mbps >= LossyLink.FACTOR * stockMbps, "bbr1 did not take over: " + figures);
+            assertTrue(d.mbps() >= LossyLink.FACTOR * stockMbps, "bbr1 did not take over: " + figures);
         }
     }
 

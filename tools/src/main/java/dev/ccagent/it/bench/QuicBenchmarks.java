@@ -126,19 +126,10 @@ public final class QuicBenchmarks {
             new Scenario("loopback", "plain 127.0.0.1, no emulator", 0, 0, 0, 0, 0, 0, 50_000_000, false));
 
     /** One column of the matrix: a stack and what the agent makes it run. */
-    static final class Config {
-        final String name;
-        final String stack;
-        final String agentArgs;
-        final boolean stock;
-        final String description;
-
-        Config(String name, String agentArgs, boolean stock, String description) {
-            this.name = name;
-            this.stack = name.substring(0, name.indexOf('/'));
-            this.agentArgs = agentArgs;
-            this.stock = stock;
-            this.description = description;
+    record Config(String name, String agentArgs, boolean stock, String description) {
+        /** The stack, the name's part before its '/' ("kwik", "netty"). */
+        String stack() {
+            return name.substring(0, name.indexOf('/'));
         }
 
         String fileName() {
@@ -272,7 +263,7 @@ public final class QuicBenchmarks {
         for (String want : list.split(",")) {
             boolean found = false;
             for (Config c : CONFIGS) {
-                if ((c.name.equals(want) || c.stack.equals(want)) && !out.contains(c)) {
+                if ((c.name.equals(want) || c.stack().equals(want)) && !out.contains(c)) {
                     out.add(c);
                     found = true;
                 }
@@ -384,7 +375,7 @@ public final class QuicBenchmarks {
 
     /** One recorded kwik server per kwik configuration, all up before the first scenario. */
     void startKwikServers(BuildTree tree, Path work, Path keyStore, Path jfc, MatrixRun m) throws Exception {
-        List<Config> kwik = configs.stream().filter(c -> c.stack.equals("kwik")).collect(Collectors.toList());
+        List<Config> kwik = configs.stream().filter(c -> c.stack().equals("kwik")).collect(Collectors.toList());
         progress("starting " + kwik.size() + " kwik servers: " + kwik.stream().map(c -> c.name).collect(Collectors.toList()));
         for (Config c : kwik) {
             Path jfr = work.resolve(c.fileName() + ".jfr");
@@ -421,7 +412,7 @@ public final class QuicBenchmarks {
             progress("scenario " + sc.name + " (" + sc.description + "), " + n + " x " + sc.bytes / 1_000_000.0
                     + " MB per configuration; load " + before);
             for (Config c : configs) {
-                List<Row> measured = c.stack.equals("kwik")
+                List<Row> measured = c.stack().equals("kwik")
                         ? kwikScenario(tree, sc, c, n, m.servers.get(c.name), m.servedCursor, m.links)
                         : nettyScenario(tree, work, keyStore, storePass, jfc, sc, c, n, m.links, m.jfrs);
                 m.rows.addAll(measured);
@@ -646,7 +637,7 @@ public final class QuicBenchmarks {
             if (rs.isEmpty()) {
                 continue;
             }
-            double stock = configs.stream().filter(x -> x.stock && x.stack.equals(c.stack)).findFirst()
+            double stock = configs.stream().filter(x -> x.stock && x.stack().equals(c.stack())).findFirst()
                     .map(x -> median(of(select(rows, sc.name, x.name), r -> r.ok ? r.mbps : Double.NaN))).orElse(Double.NaN);
             List<Double> g = of(rs, r -> r.ok ? r.mbps : Double.NaN);
             double med = median(g);
@@ -670,7 +661,7 @@ public final class QuicBenchmarks {
                     Double.isNaN(median(of(rs, r -> r.lostJfr))) ? "-" : String.format(Locale.ROOT, "%.0f",
                             median(of(rs, r -> r.lostJfr))),
                     sc.rate > 0 && l != null ? Long.toString(l.drops) : "-",
-                    Double.isNaN(cpu) ? "-" : String.format(Locale.ROOT, "%.3f%s", cpu, c.stack.equals("netty") ? "†" : ""),
+                    Double.isNaN(cpu) ? "-" : String.format(Locale.ROOT, "%.3f%s", cpu, c.stack().equals("netty") ? "†" : ""),
                     c.stock ? "1.00x" : stock > 0 ? String.format(Locale.ROOT, "%.2fx", med / stock) : "-"));
         }
         sb.append("\n");
