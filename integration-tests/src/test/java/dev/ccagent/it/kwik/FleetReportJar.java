@@ -102,8 +102,13 @@ final class FleetReportJar {
         return found;
     }
 
-    private static Object get(Object o, String field) throws ReflectiveOperationException {
-        Field f = o.getClass().getField(field);
+    /** A public field of the report's object, or a record's component through its accessor. */
+    private static Object get(Object o, String name) throws ReflectiveOperationException {
+        Class<?> c = o.getClass();
+        if (c.isRecord()) {
+            return c.getMethod(name).invoke(o);
+        }
+        Field f = c.getField(name);
         return f.get(o);
     }
 }
