@@ -14,7 +14,11 @@ import java.nio.file.Path;
  * the application uses (Netty, kwik) are on the child's path only, so the application class loader,
  * and with it the agent, does not see them.
  *
- * <pre>java -Dchild.name=NAME -Dchild.classpath=CHILD_CLASS_PATH -Dchild.main=MAIN_CLASS ChildLoaderMain [ARGS...]</pre>
+ * <p>With {@code -Dchild.parent=platform} the child's parent is the platform class loader instead: a loader
+ * that never delegates to the application class loader (as some web-application and OSGi-style loaders do), so
+ * nothing on the application class path, the agent included, is visible from it.
+ *
+ * <pre>java -Dchild.name=NAME -Dchild.classpath=CHILD_CLASS_PATH -Dchild.main=MAIN_CLASS [-Dchild.parent=platform] ChildLoaderMain [ARGS...]</pre>
  * (the arguments go to the child's main as they are).
  */
 public final class ChildLoaderMain {
@@ -29,7 +33,14 @@ public final class ChildLoaderMain {
         for (int i = 0; i < entries.length; i++) {
             urls[i] = Path.of(entries[i]).toUri().toURL();
         }
-        try (URLClassLoader loader = new ChildFirst(name, urls, ChildLoaderMain.class.getClassLoader())) {
+        String parentName = System.getProperty("child.parent", "application");
+        ClassLoader parent;
+        switch (parentName) {
+            case "application": parent = ChildLoaderMain.class.getClassLoader(); break;
+            case "platform": parent = ClassLoader.getPlatformClassLoader(); break;
+            default: throw new IllegalArgumentException("child.parent: application or platform, not " + parentName);
+        }
+        try (URLClassLoader loader = new ChildFirst(name, urls, parent)) {
             Thread.currentThread().setContextClassLoader(loader);
             Method main = Class.forName(System.getProperty("child.main"), true, loader).getMethod("main", String[].class);
             main.invoke(null, (Object) args);

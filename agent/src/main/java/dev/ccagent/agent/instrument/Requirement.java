@@ -22,6 +22,8 @@ import java.util.List;
 public final class Requirement {
 
     private final String typeName;
+    /** What a missing type means, when it is not the library's ("class X not found" otherwise). */
+    private String whenMissing;
     private final List<String[]> fields = new ArrayList<>();
     private final List<String[]> methods = new ArrayList<>();
     private final List<java.util.function.Function<TypeDescription, String>> checks = new ArrayList<>();
@@ -46,6 +48,19 @@ public final class Requirement {
 
     public static Requirement type(String name) {
         return new Requirement(name);
+    }
+
+    /**
+     * One of the agent's own classes that the advice names, which the instrumented library's class loader must
+     * resolve: kwik or Netty on the application class path or in a loader that delegates to it. Missing, it says
+     * why: the loader does not delegate to the application class loader, where the agent is (a loader whose
+     * parent is the platform loader, an OSGi bundle's).
+     */
+    public static Requirement agentType(String name) {
+        Requirement r = new Requirement(name);
+        r.whenMissing = "the agent's classes are not visible from this class loader (" + name + " not found: the"
+                + " loader does not delegate to the application class loader, where the agent is)";
+        return r;
     }
 
     /** A field declared by this type, e.g. {@code field("sender", "Ltech/kwik/core/send/Sender;")}. */
@@ -117,7 +132,7 @@ public final class Requirement {
     void check(TypePool pool, ClassFileLocator classFiles, List<String> missing) {
         TypePool.Resolution resolution = pool.describe(typeName);
         if (!resolution.isResolved()) {
-            missing.add("class " + typeName + " not found");
+            missing.add(whenMissing != null ? whenMissing : "class " + typeName + " not found");
             return;
         }
         TypeDescription type = resolution.resolve();

@@ -19,7 +19,7 @@ abstract class KwikFixModule extends KwikTargetModule {
     KwikFixModule(String option, Requirement race, String fix) {
         this.option = option;
         this.race = race;
-        this.requirements = List.of(race, Requirement.type(fix));
+        this.requirements = List.of(race, Requirement.agentType(fix));
     }
 
     @Override

@@ -77,7 +77,7 @@ public final class KwikModule extends KwikTargetModule {
                         .method("getOriginalDestinationConnectionId", "()[B"),
                 // the hooks must be reachable from kwik's class loader (kwik on the application
                 // class path, or in a child of it)
-                Requirement.type("dev.ccagent.agent.kwik.KwikHooks"));
+                Requirement.agentType("dev.ccagent.agent.kwik.KwikHooks"));
     }
 
     @Override

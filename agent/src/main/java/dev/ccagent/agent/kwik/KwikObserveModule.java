@@ -38,7 +38,7 @@ public final class KwikObserveModule extends KwikTargetModule {
                         .satisfies(KwikSenderConstructor::problem) // by parameter type, as the swap
                         .field("senderThread", "Ljava/lang/Thread;")
                         .field("dataSent", "J"),
-                Requirement.type("dev.ccagent.agent.kwik.KwikObserveModule$Hooks"));
+                Requirement.agentType("dev.ccagent.agent.kwik.KwikObserveModule$Hooks"));
     }
 
     @Override

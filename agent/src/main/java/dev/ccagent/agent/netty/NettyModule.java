@@ -110,7 +110,7 @@ public final class NettyModule extends TargetModule {
                         .method("lostBytes", "()J"),
                 Requirement.type("io.netty.util.internal.PlatformDependent").method("getByte", "(J)B"),
                 // the hooks must be reachable from Netty's class loader
-                Requirement.type("dev.ccagent.agent.netty.NettyHooks"));
+                Requirement.agentType("dev.ccagent.agent.netty.NettyHooks"));
     }
 
     @Override

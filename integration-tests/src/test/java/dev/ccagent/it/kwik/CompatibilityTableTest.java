@@ -26,7 +26,8 @@ class CompatibilityTableTest {
     static final Pattern VERSION = Pattern.compile("\\b\\d+\\.\\d+(?:\\.\\d+)?\\b");
     static final Pattern TEST = Pattern.compile("`(\\w+Test)`");
     static final List<String> APPLICATION_TESTS = List.of("KwikVersionsTest", "KwikSpringBootJarTest",
-            "KwikJava25Test", "OtherAgentsTest", "KwikSenderConstructorTest", "FlupkeTest", "FlupkeFileServerDownloadsTest");
+            "KwikJava25Test", "OtherAgentsTest", "KwikSenderConstructorTest", "FlupkeTest", "FlupkeFileServerDownloadsTest",
+            "KwikNonDelegatingLoaderTest");
 
     static String testSource(Path root, String name) throws IOException {
         for (String module : new String[] {"integration-tests", "agent"}) {
