@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The "web application" of {@link KwikRedeployMain}: one kwik server and one kwik client in the same
+ * The "web application" of {@link dev.ccagent.it.RedeployMain}: one kwik server and one kwik client in the same
  * class loader, one download of {@code bytes} from the first to the second, checked byte for byte,
  * then everything closed. Runs only inside the throw-away loader: it is copied, alone, into the
  * directory that loader reads (the forked JVM's own class path has neither it nor kwik).

@@ -82,6 +82,15 @@ public final class NettyBulkApp {
     }
 
     public static void main(String[] args) throws Exception {
+        System.exit(run(args) ? 0 : 1);
+    }
+
+    /**
+     * The transfers, as {@link #main} runs them, without exiting: every channel closed and the event loops shut
+     * down on return (a redeploy test runs it in a throw-away class loader, then drops the loader). True when
+     * every transfer arrived intact.
+     */
+    public static boolean run(String[] args) throws Exception {
         java.util.Map<String, String> a = new java.util.HashMap<>();
         for (String s : args) {
             int eq = s.indexOf('=');
@@ -213,7 +222,7 @@ public final class NettyBulkApp {
                 (System.nanoTime() - wall0) / 1_000_000);
         System.out.println("DONE ok=" + ok);
         System.out.flush();
-        System.exit(ok ? 0 : 1);
+        return ok;
     }
 
     private static void awaitFile(Path file) throws InterruptedException {

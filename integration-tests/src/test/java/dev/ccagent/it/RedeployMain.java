@@ -1,4 +1,4 @@
-package dev.ccagent.it.kwik;
+package dev.ccagent.it;
 
 import javax.management.NotificationEmitter;
 import javax.management.NotificationListener;
@@ -12,23 +12,24 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A forked JVM that redeploys a kwik "web application" {@code rounds} times, the way a servlet
- * container does: each time a fresh {@code URLClassLoader} over kwik's jars and the application
- * ({@link KwikRedeployApp}), whose parent is the application class loader (as Tomcat and Jetty set
- * it up), made the thread's context loader while the application runs; one download in it; then the
- * loader is closed and dropped, and only a {@link WeakReference} to it is kept. At the end: full GCs
- * (several rounds, with a timeout) and one line {@code COLLECTED n OF rounds}, counted by the JDK
- * (cleared weak references), not by anything the agent keeps. For a loader still reachable: the
- * live threads whose context loader it is ({@code PINNED-BY-THREAD name}).
+ * A forked JVM that redeploys a "web application" {@code rounds} times, the way a servlet container
+ * does: each time a fresh {@code URLClassLoader} over the library's jars and the application (the class
+ * {@code -Dredeploy.app} names, with a {@code public static Object run(String keyStore, long bytes)}: kwik's
+ * {@code KwikRedeployApp}, Netty QUIC's {@code NettyRedeployApp}), whose parent is the application class loader
+ * (as Tomcat and Jetty set it up), made the thread's context loader while the application runs; one download in
+ * it; then the loader is closed and dropped, and only a {@link WeakReference} to it is kept. At the end: full
+ * GCs (several rounds, with a timeout) and one line {@code COLLECTED n OF rounds}, counted by the JDK (cleared
+ * weak references), not by anything the agent keeps. For a loader still reachable: the live threads whose
+ * context loader it is ({@code PINNED-BY-THREAD name}).
  *
- * <p>Its own class path holds only this class (no kwik, no application): the loader cannot find the
+ * <p>Its own class path holds only this class (no library, no application): the loader cannot find the
  * application through its parent.
  *
- * <pre>KwikRedeployMain ROUNDS KEYSTORE BYTES URL...</pre>
+ * <pre>java -Dredeploy.app=CLASS RedeployMain ROUNDS KEYSTORE BYTES URL...</pre>
  */
-public final class KwikRedeployMain {
+public final class RedeployMain {
 
-    private KwikRedeployMain() {
+    private RedeployMain() {
     }
 
     public static void main(String[] args) throws Exception {
@@ -39,28 +40,24 @@ public final class KwikRedeployMain {
         for (int i = 3; i < args.length; i++) {
             urls[i - 3] = Path.of(args[i]).toUri().toURL();
         }
-        ClassLoader app = KwikRedeployMain.class.getClassLoader();
+        ClassLoader app = RedeployMain.class.getClassLoader();
+        String appClass = System.getProperty("redeploy.app");
         List<WeakReference<ClassLoader>> dropped = new ArrayList<>();
         for (int r = 0; r < rounds; r++) {
             URLClassLoader loader = new URLClassLoader("webapp-" + r, urls, app);
-            Thread self = Thread.currentThread();
-            ClassLoader before = self.getContextClassLoader();
-            self.setContextClassLoader(loader);
-            String result;
-            try {
-                result = String.valueOf(Class.forName("dev.ccagent.it.kwik.KwikRedeployApp", true, loader)
-                        .getMethod("run", String.class, long.class).invoke(null, keyStore, bytes));
-            } finally {
-                self.setContextClassLoader(before);
-            }
+            // deployed on a thread of its own that ends with the round, as a container's deployer: what the
+            // application leaves in that thread's locals (Netty's InternalThreadLocalMap) goes with it, and a native
+            // library's per-thread destructors (BoringSSL's, in Netty's quiche library) run while the library is
+            // still loaded (docs/compatibility-netty.md, "Redeploys")
+            String result = deploy("deploy-" + r, loader, appClass, keyStore, bytes);
             System.out.println("ROUND " + r + " " + result);
             // kwik's own leak, not the agent's: its ServerConnectorImpl adds a NotificationListener (a lambda
             // of tech.kwik.core.util.MemoryWatcher) to the platform MemoryMXBean and never removes it. A
             // container removes listeners that its web application left behind; so does this test, or
             // every loader would stay reachable with or without the agent.
             int removed = removeListenersOf(loader);
-            System.out.println("ROUND " + r + " removed " + removed + " MemoryMXBean listener(s) of kwik");
-            // undeploy: the application's threads end (kwik's connections finish closing), then the loader closes
+            System.out.println("ROUND " + r + " removed " + removed + " MemoryMXBean listener(s) of the application");
+            // undeploy: the application's threads end (its connections finish closing), then the loader closes
             int left = awaitThreadsOf(loader, 30_000);
             if (left > 0) {
                 System.out.println("ROUND " + r + " " + left + " thread(s) of the application still running");
@@ -120,6 +117,27 @@ public final class KwikRedeployMain {
         if (args.length > 0 && Boolean.getBoolean("redeploy.hold")) {
             Thread.sleep(Long.MAX_VALUE); // a heap dump can be taken now
         }
+    }
+
+    /** Runs the application's {@code run(keyStore, bytes)} on a new thread whose context loader is {@code loader}. */
+    static String deploy(String name, ClassLoader loader, String appClass, String keyStore, long bytes) throws Exception {
+        String[] result = new String[1];
+        Exception[] failure = new Exception[1];
+        Thread t = new Thread(() -> {
+            try {
+                result[0] = String.valueOf(Class.forName(appClass, true, loader)
+                        .getMethod("run", String.class, long.class).invoke(null, keyStore, bytes));
+            } catch (Exception e) {
+                failure[0] = e;
+            }
+        }, name);
+        t.setContextClassLoader(loader);
+        t.start();
+        t.join();
+        if (failure[0] != null) {
+            throw failure[0];
+        }
+        return result[0];
     }
 
     /** Waits until no live thread has {@code loader} as its context loader; returns how many still do. */
