@@ -22,6 +22,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 public final class Redeploys {
 
+    /** Deployments per run. */
+    public static final int ROUNDS = 5;
+
     static final Pattern COLLECTED = Pattern.compile("(?m)^COLLECTED (\\d+) OF (\\d+)$");
 
     private Redeploys() {
@@ -37,11 +40,12 @@ public final class Redeploys {
 
     /**
      * Runs {@link RedeployMain} once per configuration of {@code runs} (label → agent arguments, null for no
-     * agent): {@code app} redeployed {@code rounds} times over {@code urls}, one download of {@code bytes} in each,
+     * agent): {@code app} redeployed {@link #ROUNDS} times over {@code urls}, one download of {@code bytes} in each,
      * every download intact ({@code ROUND n ok BYTES}). The launcher's class path holds {@link RedeployMain} alone.
      */
     public static Outcome run(Path dir, Path agentJar, Class<?> app, List<String> urls, Path keyStore, long bytes,
-                              int rounds, Map<String, String> runs, List<String> jvmArgs) throws Exception {
+                              Map<String, String> runs, List<String> jvmArgs) throws Exception {
+        int rounds = ROUNDS;
         Path launcher = copyClasses(dir.resolve("launcher"), RedeployMain.class);
         Map<String, Integer> collected = new LinkedHashMap<>();
         Map<String, Long> retries = new LinkedHashMap<>();

@@ -26,8 +26,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Acceptance("loaders collected over 5 redeploys with the agent and 5 without")
 class KwikRedeployTest {
 
-    static final int ROUNDS = 5;
-
     @Test
     @Timeout(value = 900, unit = TimeUnit.SECONDS)
     void droppedLoadersAreCollected() throws Exception {
@@ -45,8 +43,7 @@ class KwikRedeployTest {
             }
         }
         assertTrue(urls.stream().anyMatch(u -> u.contains("kwik-0.10")), "kwik not on the test class path: " + cp);
-        Path jfr = dir.resolve("redeploy.jfr");
-        Files.deleteIfExists(jfr);
+        Path jfr = KwikIt.freshFile(dir, "redeploy.jfr");
         Map<String, String> runs = new LinkedHashMap<>();
         runs.put("no agent", null);
         runs.put("cc=bbr1", "cc=bbr1;log=warn");
@@ -54,7 +51,7 @@ class KwikRedeployTest {
         runs.put("canary", "cc=stock;canary=bbr1:50%;log=warn");
         runs.put("recording", "cc=bbr1;canary=cubic:50%;log=warn;jfr=" + jfr);
         Redeploys.Outcome o = Redeploys.run(dir, KwikIt.agentJar(), KwikRedeployApp.class, urls, KwikIt.keyStore(),
-                2_000_000L, ROUNDS, runs, List.of());
+                2_000_000L, runs, List.of());
         System.out.println("[it] redeploy: loaders collected per run " + o.collected()
                 + "; stalled downloads retried per run " + o.retries());
         assertTrue(o.failures().isEmpty(), o.failures());

@@ -32,8 +32,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Acceptance("loaders of a Netty QUIC application collected over 5 redeploys with the agent and 5 without")
 class NettyRedeployTest {
 
-    static final int ROUNDS = 5;
-
     @Test
     @Timeout(value = 900, unit = TimeUnit.SECONDS)
     void droppedLoadersAreCollected() throws Exception {
@@ -44,15 +42,15 @@ class NettyRedeployTest {
         urls.add(app.toString());
         urls.addAll(Arrays.asList(NettyApp.testAppsClassPath().split(File.pathSeparator)));
         urls.addAll(Arrays.asList(NettyApp.jars(NettyApp.Version.LATEST).split(File.pathSeparator)));
-        Path jfr = dir.resolve("redeploy.jfr");
-        Files.deleteIfExists(jfr);
+        Path jfr = NettyApp.freshFile("redeploy/redeploy.jfr");
         Map<String, String> runs = new LinkedHashMap<>();
         runs.put("no agent", null);
         runs.put("netty.cc=bbr, paced", "netty.cc=bbr;netty.pacing=on;log=warn");
         runs.put("canary", "netty.cc=cubic;netty.canary=bbr:50%;log=warn");
         runs.put("recording", "netty.cc=bbr;netty.pacing=on;netty.stats.period=200ms;log=warn;jfr=" + jfr);
-        Redeploys.Outcome o = Redeploys.run(dir, Path.of(System.getProperty("ccagent.jar")).toAbsolutePath().normalize(), NettyRedeployApp.class, urls,
-                NettyApp.keystore(), 2_000_000L, ROUNDS, runs, List.of());
+        Path agentJar = Path.of(System.getProperty("ccagent.jar")).toAbsolutePath().normalize();
+        Redeploys.Outcome o = Redeploys.run(dir, agentJar, NettyRedeployApp.class, urls, NettyApp.keystore(), 2_000_000L,
+                runs, List.of());
         System.out.println("[it] netty redeploy: loaders collected per run " + o.collected());
         int withoutAgent = o.collected().get("no agent");
         for (Map.Entry<String, Integer> e : o.collected().entrySet()) {
@@ -65,7 +63,7 @@ class NettyRedeployTest {
             java.util.Set<String> libraries = new java.util.TreeSet<>();
             run.getValue().lines().filter(l -> l.startsWith("NATIVE [")).forEach(l -> libraries.addAll(
                     Arrays.asList(l.substring("NATIVE [".length(), l.length() - 1).split(", "))));
-            assertEquals(ROUNDS, libraries.size(), run.getKey() + ": one quiche library per deployment: " + libraries);
+            assertEquals(Redeploys.ROUNDS, libraries.size(), run.getKey() + ": one quiche library per deployment: " + libraries);
         }
         // the agent ran in every deployment: the JDK's parser finds each deployment's server connection on quiche's bbr
         long assigned = RecordingFile.readAllEvents(jfr).stream()
@@ -74,6 +72,6 @@ class NettyRedeployTest {
                         // the algorithm as read back from quiche 0.29.3 (Netty 4.2.18): its BBR is bbr2_gcongestion
                         && "bbr2_gcongestion".equals(e.getString(EventFields.ALGORITHM)))
                 .count();
-        assertEquals(ROUNDS, assigned, "server connections on quiche's bbr in the recording run");
+        assertEquals(Redeploys.ROUNDS, assigned, "server connections on quiche's bbr in the recording run");
     }
 }
