@@ -18,7 +18,7 @@ public final class CcEvents {
     public static List<Class<? extends jdk.jfr.Event>> classes() {
         return List.of(CongestionState.class, PacingRateChange.class, PacingStall.class, AckOnlySendLoop.class,
                 SendLoopSpin.class, SendPathAllocation.class, AlgorithmAssigned.class, AgentLifecycle.class, ConnectionSummary.class,
-                CanaryRolledBack.class, CpuSpin.class, Fallback.class, StreamStall.class);
+                CanaryRolledBack.class, CpuSpin.class, Fallback.class, StreamStall.class, ModuleVerdict.class);
     }
 
     /** The settings file's text (UTF-8), from the class path. */

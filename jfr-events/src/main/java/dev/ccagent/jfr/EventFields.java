@@ -65,6 +65,8 @@ public final class EventFields {
     public static final String CANARY_CONNECTIONS = "canaryConnections";
     /** In {@link CanaryRolledBack}. */
     public static final String CANARY_VALUE = "canaryValue";
+    /** In {@link ModuleVerdict}. */
+    public static final String CLASS_LOADER = "classLoader";
     /** In {@link CongestionState}. */
     public static final String CONGESTION_EVENTS = "congestionEvents";
     /** In {@link CongestionState}. */
@@ -113,13 +115,13 @@ public final class EventFields {
     public static final String FLAGGED = "flagged";
     /** In {@link CpuSpin}. */
     public static final String FLAME_GRAPH = "flameGraph";
-    /** In {@link Fallback}. */
+    /** In {@link Fallback}, {@link ModuleVerdict}. */
     public static final String KIND = "kind";
     /** In {@link ConnectionSummary}. */
     public static final String LEFT_SLOW_START = "leftSlowStart";
-    /** In {@link AckOnlySendLoop}, {@link AgentLifecycle}, {@link AlgorithmAssigned}, {@link CanaryRolledBack}, {@link CongestionState}, {@link ConnectionSummary}, {@link CpuSpin}, {@link PacingRateChange}, {@link PacingStall}, {@link SendLoopSpin}, {@link SendPathAllocation}, {@link StreamStall}. */
+    /** In {@link AckOnlySendLoop}, {@link AgentLifecycle}, {@link AlgorithmAssigned}, {@link CanaryRolledBack}, {@link CongestionState}, {@link ConnectionSummary}, {@link CpuSpin}, {@link ModuleVerdict}, {@link PacingRateChange}, {@link PacingStall}, {@link SendLoopSpin}, {@link SendPathAllocation}, {@link StreamStall}. */
     public static final String LIBRARY = "library";
-    /** In {@link AgentLifecycle}. */
+    /** In {@link AgentLifecycle}, {@link ModuleVerdict}. */
     public static final String LIBRARY_VERSION = "libraryVersion";
     /** In {@link ConnectionSummary}. */
     public static final String LIFETIME = "lifetime";
@@ -129,6 +131,8 @@ public final class EventFields {
     public static final String MIN_RTT = "minRtt";
     /** In {@link CongestionState}. */
     public static final String MODE = "mode";
+    /** In {@link ModuleVerdict}. */
+    public static final String MODULE = "module";
     /** In {@link AlgorithmAssigned}. */
     public static final String OPTIONS = "options";
     /** In {@link CongestionState}. */
@@ -163,7 +167,7 @@ public final class EventFields {
     public static final String RATE = "rate";
     /** In {@link PacingRateChange}. */
     public static final String RATE_CHANGE = "rateChange";
-    /** In {@link AlgorithmAssigned}. */
+    /** In {@link AlgorithmAssigned}, {@link ModuleVerdict}. */
     public static final String REASON = "reason";
     /** In {@link AckOnlySendLoop}. */
     public static final String REFUSALS = "refusals";
@@ -203,6 +207,10 @@ public final class EventFields {
     public static final String TRIALS = "trials";
     /** In {@link CongestionState}, {@link ConnectionSummary}. */
     public static final String TRIGGER = "trigger";
+    /** In {@link ModuleVerdict}. */
+    public static final String VERDICT = "verdict";
+    /** In {@link ModuleVerdict}. */
+    public static final String VERDICT_TIME = "verdictTime";
     /** In {@link PacingStall}. */
     public static final String WAIT_TIME = "waitTime";
     /** In {@link SendLoopSpin}. */

@@ -28,6 +28,8 @@ public final class EventNames {
     public static final String CPU_SPIN = PREFIX + "CpuSpin";
     /** {@link Fallback}. */
     public static final String FALLBACK = PREFIX + "Fallback";
+    /** {@link ModuleVerdict}. */
+    public static final String MODULE_VERDICT = PREFIX + "ModuleVerdict";
     /** {@link PacingRateChange}. */
     public static final String PACING_RATE_CHANGE = PREFIX + "PacingRateChange";
     /** {@link PacingStall}. */
@@ -40,7 +42,7 @@ public final class EventNames {
     public static final String SEND_PATH_ALLOCATION = PREFIX + "SendPathAllocation";
 
     /** Every event type, in the order {@link CcEvents#classes()} lists them. */
-    public static final List<String> ALL = List.of(CONGESTION_STATE, PACING_RATE_CHANGE, PACING_STALL, ACK_ONLY_SEND_LOOP, SEND_LOOP_SPIN, SEND_PATH_ALLOCATION, ALGORITHM_ASSIGNED, AGENT_LIFECYCLE, CONNECTION_SUMMARY, CANARY_ROLLED_BACK, CPU_SPIN, FALLBACK, STREAM_STALL);
+    public static final List<String> ALL = List.of(CONGESTION_STATE, PACING_RATE_CHANGE, PACING_STALL, ACK_ONLY_SEND_LOOP, SEND_LOOP_SPIN, SEND_PATH_ALLOCATION, ALGORITHM_ASSIGNED, AGENT_LIFECYCLE, CONNECTION_SUMMARY, CANARY_ROLLED_BACK, CPU_SPIN, FALLBACK, STREAM_STALL, MODULE_VERDICT);
 
     private EventNames() {
     }

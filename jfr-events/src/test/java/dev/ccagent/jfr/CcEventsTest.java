@@ -85,6 +85,7 @@ class CcEventsTest {
             assertEquals("true", s.get(name + "#enabled"), name);
         }
         assertEquals("1 s", s.get("dev.ccagent.CongestionState#period"));
+        assertEquals("beginChunk", s.get("dev.ccagent.ModuleVerdict#period"), "verdicts repeated at every chunk start");
         for (String jdk : List.of("jdk.CPULoad", "jdk.ThreadCPULoad", "jdk.ExecutionSample", "jdk.ObjectAllocationSample",
                 "jdk.ThreadAllocationStatistics", "jdk.GarbageCollection", "jdk.GCHeapSummary")) {
             assertEquals("true", s.get(jdk + "#enabled"), jdk);

@@ -2,6 +2,7 @@ package dev.ccagent.agent.instrument;
 
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
+import dev.ccagent.agent.runtime.LoaderVerdict;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.matcher.ElementMatcher;
@@ -185,7 +186,8 @@ public abstract class TargetModule {
             if (missing.isEmpty()) {
                 String verdict = appliedVerdict(loader);
                 AgentLog.info(where + ": " + verdict);
-                AgentRuntime.recordModule(where + ": " + verdict);
+                AgentRuntime.recordModule(where + ": " + verdict, LoaderVerdict.now(library(), description(), version,
+                        loaderName(loader), true, verdict.startsWith("applied: ") ? verdict.substring("applied: ".length()) : ""));
                 onApplied(loader, version);
                 return true;
             }
@@ -195,11 +197,14 @@ public abstract class TargetModule {
             } else {
                 AgentLog.info(where + ": skipped: " + reason);
             }
-            AgentRuntime.recordModule(where + ": skipped: " + reason);
+            AgentRuntime.recordModule(where + ": skipped: " + reason,
+                    LoaderVerdict.now(library(), description(), version, loaderName(loader), false, reason));
             onSkipped(loader, version, reason);
             return false;
         } catch (RuntimeException | LinkageError e) {
             AgentLog.error(description() + ": skipped: the check itself failed", e);
+            AgentRuntime.recordModule(description() + " in " + loaderName(loader) + ": skipped: the check itself failed: " + e,
+                    LoaderVerdict.now(library(), description(), null, loaderName(loader), false, "the check itself failed: " + e));
             return false;
         }
     }

@@ -125,14 +125,23 @@ public final class KwikModule extends KwikTargetModule {
         String where = "fix.kwik-stream-stall for kwik" + (version != null ? " " + version : "") + " in "
                 + KwikLinkage.loaderName(loader);
         if (present) {
-            String line = where + ": applied" + KwikStreamStallFixModule.whyOn(config);
+            String on = KwikStreamStallFixModule.whyOn(config);
+            String line = where + ": applied" + on;
             dev.ccagent.agent.log.AgentLog.info(line);
-            dev.ccagent.agent.runtime.AgentRuntime.recordModule(line);
+            dev.ccagent.agent.runtime.AgentRuntime.recordModule(line, fixVerdict(version, loader, true,
+                    on.trim().replaceAll("^\\((.*)\\)$", "$1")));
         } else {
             dev.ccagent.agent.log.AgentLog.info(where + ": skipped: " + why);
-            dev.ccagent.agent.runtime.AgentRuntime.recordModule(where + ": skipped: " + why);
+            dev.ccagent.agent.runtime.AgentRuntime.recordModule(where + ": skipped: " + why,
+                    fixVerdict(version, loader, false, why));
         }
         return present;
+    }
+
+    private static dev.ccagent.agent.runtime.LoaderVerdict fixVerdict(String version, ClassLoader loader, boolean applied,
+                                                                      String reason) {
+        return dev.ccagent.agent.runtime.LoaderVerdict.now("kwik", "fix.kwik-stream-stall", version,
+                KwikLinkage.loaderName(loader), applied, reason);
     }
 
     @Override

@@ -25,10 +25,11 @@ public final class AgentRuntime {
     private static final Map<String, LongAdder> CONNECTIONS = new ConcurrentHashMap<>();
     private static final AtomicLong FALLBACKS = new AtomicLong();
     private static final List<String> MODULES = new CopyOnWriteArrayList<>();
+    private static final List<LoaderVerdict> VERDICTS = new CopyOnWriteArrayList<>();
     private static final List<String> ALARMS = new CopyOnWriteArrayList<>();
     /** Alarms kept for status; older ones are dropped. */
     static final int MAX_ALARMS = 100;
-    /** Module verdicts kept for status (one per class loader seen); older ones are dropped. */
+    /** Module verdicts kept for status and the chunk-start events (one per class loader seen); older ones are dropped. */
     static final int MAX_MODULES = 100;
 
     private AgentRuntime() {
@@ -145,8 +146,27 @@ public final class AgentRuntime {
         }
     }
 
+    /**
+     * Records a target module's verdict for a class loader: its log line for status as
+     * {@link #recordModule(String)} does, and the verdict itself for JFR ({@code dev.ccagent.ModuleVerdict},
+     * now and at every chunk start while it is kept; as many kept as lines).
+     */
+    public static void recordModule(String line, LoaderVerdict verdict) {
+        recordModule(line);
+        VERDICTS.add(verdict);
+        while (VERDICTS.size() > MAX_MODULES) {
+            VERDICTS.remove(0);
+        }
+        ModuleVerdictEvents.atVerdict(verdict);
+    }
+
     public static List<String> moduleVerdicts() {
         return List.copyOf(MODULES);
+    }
+
+    /** The verdicts kept, oldest first (the chunk-start events, tests). */
+    public static List<LoaderVerdict> loaderVerdicts() {
+        return List.copyOf(VERDICTS);
     }
 
     /** Records an alarm (spin, pacing stall, allocation) for status. */

@@ -224,6 +224,22 @@ class JfrSpinDetectionTest {
         assertTrue(life.stream().anyMatch(e -> "installed".equals(e.getString(EventFields.ACTION))), life.toString());
         assertTrue(life.stream().anyMatch(e -> "module applied".equals(e.getString(EventFields.ACTION))
                 && "kwik".equals(e.getString(EventFields.LIBRARY))), life.toString());
+        // the modules' verdicts for the server's loader, in the recording as the log lines say them
+        List<RecordedEvent> verdicts = s.events(EventNames.MODULE_VERDICT);
+        RecordedEvent swap = verdicts.stream().filter(e -> "kwik 0.10.x (tech.kwik.core)".equals(e.getString(EventFields.MODULE)))
+                .findFirst().orElseThrow(() -> new AssertionError("no ModuleVerdict of the kwik swap: " + verdicts));
+        assertEquals("at verdict", swap.getString(EventFields.KIND), swap.toString());
+        assertEquals("applied", swap.getString(EventFields.VERDICT), swap.toString());
+        assertEquals("kwik", swap.getString(EventFields.LIBRARY), swap.toString());
+        String version = swap.getString(EventFields.LIBRARY_VERSION);
+        String loader = swap.getString(EventFields.CLASS_LOADER);
+        assertTrue(serverLog.contains("kwik 0.10.x (tech.kwik.core) version " + version + " in " + loader + ": applied"),
+                swap + "\n" + serverLog);
+        RecordedEvent fix = verdicts.stream().filter(e -> "fix.kwik-stream-stall".equals(e.getString(EventFields.MODULE)))
+                .findFirst().orElseThrow(() -> new AssertionError("no ModuleVerdict of the stream-stall fix: " + verdicts));
+        assertEquals("applied", fix.getString(EventFields.VERDICT), fix.toString());
+        assertTrue(serverLog.contains("fix.kwik-stream-stall for kwik " + version + " in " + loader + ": applied ("
+                + fix.getString(EventFields.REASON) + ")"), fix + "\n" + serverLog);
     }
 
     @Test
