@@ -137,6 +137,8 @@ final class ConnectionModel {
     final List<FleetReport.Rollback> rollbacks = new ArrayList<>();
     /** Fallbacks per cause ("WHERE (EXCEPTION)"), counted from the Fallback events. */
     final Map<String, FleetReport.FallbackCause> fallbacks = new TreeMap<>();
+    /** Module verdicts, each once: keyed by all their fields and the verdict time (the chunk-start repeats share it). */
+    final Map<String, FleetReport.ModuleVerdict> moduleVerdicts = new TreeMap<>();
     /** Summaries seen again with the same sequence (the same events in two files), counted once. */
     long duplicateSummaries;
 

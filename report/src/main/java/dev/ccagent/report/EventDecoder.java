@@ -29,6 +29,7 @@ final class EventDecoder {
     static final String STALL = EventNames.PACING_STALL;
     static final String ROLLED_BACK = EventNames.CANARY_ROLLED_BACK;
     static final String FALLBACK = EventNames.FALLBACK;
+    static final String MODULE_VERDICT = EventNames.MODULE_VERDICT;
     static final Map<String, String> ALARMS = Map.of(EventNames.SEND_LOOP_SPIN, "SendLoopSpin",
             EventNames.ACK_ONLY_SEND_LOOP, "AckOnlySendLoop", EventNames.SEND_PATH_ALLOCATION, "SendPathAllocation",
             EventNames.CPU_SPIN, "CpuSpin");
@@ -83,6 +84,9 @@ final class EventDecoder {
             case FALLBACK:
                 fallback(e);
                 break;
+            case MODULE_VERDICT:
+                moduleVerdict(e);
+                break;
             case ROLLED_BACK:
                 model.rollbacks.add(new FleetReport.Rollback(e.getStartTime(), intern(string(e, EventFields.CANARY_ARM)) + " "
                         + intern(string(e, EventFields.CANARY_ALGORITHM)), string(e, EventFields.METRIC), string(e, EventFields.EVIDENCE)));
@@ -116,6 +120,17 @@ final class EventDecoder {
             c.last = t;
             c.consequence = string(e, EventFields.CONSEQUENCE);
         }
+    }
+
+    /** A ModuleVerdict event: kept once per verdict, however often the recordings repeat it (at each chunk start). */
+    private void moduleVerdict(RecordedEvent e) {
+        java.time.Instant time = e.hasField(EventFields.VERDICT_TIME) ? e.getInstant(EventFields.VERDICT_TIME) : e.getStartTime();
+        FleetReport.ModuleVerdict v = new FleetReport.ModuleVerdict(intern(string(e, EventFields.LIBRARY)),
+                intern(string(e, EventFields.MODULE)), intern(string(e, EventFields.LIBRARY_VERSION)),
+                intern(string(e, EventFields.CLASS_LOADER)), "applied".equals(string(e, EventFields.VERDICT)),
+                intern(string(e, EventFields.REASON)), time);
+        model.moduleVerdicts.putIfAbsent(String.join("\u0000", v.module(), v.version(), v.classLoader(),
+                String.valueOf(v.applied()), v.reason(), String.valueOf(time.toEpochMilli())), v);
     }
 
     /** A SendPathAllocation event the agent did not flag (a measurement, not an alarm). */

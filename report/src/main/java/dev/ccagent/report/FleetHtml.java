@@ -109,6 +109,7 @@ public final class FleetHtml {
             stallsAndAlarms(h, r);
         }
         fallbacks(h, r); // also without connections: a fallback may be why there are none
+        moduleVerdicts(h, r); // so may a skipped library
         h.append("</body></html>\n");
         return h.toString();
     }
@@ -302,6 +303,28 @@ public final class FleetHtml {
             }
             h.append("</table>");
         }
+    }
+
+    private static void moduleVerdicts(StringBuilder h, FleetReport r) {
+        List<FleetReport.ModuleVerdicts> modules = r.moduleVerdicts();
+        if (modules.isEmpty()) {
+            return;
+        }
+        h.append("<h2>Module verdicts</h2><p>Each target module's verdict for each class loader that holds its library,"
+                        + " from the <code>ModuleVerdict</code> events (the same as the module's log line and"
+                        + " <code>status</code>), once however often the recordings repeat it.</p>")
+                .append("<table><tr><th class=\"l\">module</th><th class=\"l\">version</th><th>applied in</th>")
+                .append("<th>skipped in</th><th class=\"l\">skipped class loaders and why</th></tr>");
+        for (FleetReport.ModuleVerdicts m : modules) {
+            StringBuilder why = new StringBuilder();
+            m.skippedLoaders.forEach((reason, loaders) -> why.append(why.length() > 0 ? "<br>" : "")
+                    .append(esc(String.join(", ", loaders))).append(": ").append(esc(reason)));
+            h.append("<tr><td class=\"l\">").append(esc(m.module)).append("</td><td class=\"l\">")
+                    .append(esc(m.version.isEmpty() ? "unknown" : m.version)).append("</td><td>").append(m.appliedLoaders)
+                    .append("</td><td>").append(m.skipped()).append("</td><td class=\"l wl\">")
+                    .append(m.skipped() == 0 ? "none" : why).append("</td></tr>");
+        }
+        h.append("</table>");
     }
 
     // ---- charts

@@ -64,6 +64,7 @@ public final class FleetOutput {
         if (r.arms().isEmpty()) {
             sb.append("\nno connections found (no ConnectionSummary or CongestionState events)\n");
             fallbacks(sb, r); // a fallback may be why there are none
+            moduleVerdicts(sb, r); // so may a skipped library
             return sb.toString();
         }
         sb.append('\n');
@@ -121,7 +122,25 @@ public final class FleetOutput {
                     rb.metric(), rb.evidence()));
         }
         fallbacks(sb, r);
+        moduleVerdicts(sb, r);
         return sb.toString();
+    }
+
+    /** Per target module: the class loaders it applied to, and every loader it skipped with the reason (nothing without verdicts). */
+    private static void moduleVerdicts(StringBuilder sb, FleetReport r) {
+        List<FleetReport.ModuleVerdicts> modules = r.moduleVerdicts();
+        if (modules.isEmpty()) {
+            return;
+        }
+        sb.append(String.format(Locale.ROOT, "%nmodule verdicts (each target module's verdict per class loader, once however"
+                + " often the recordings repeat it):%n"));
+        for (FleetReport.ModuleVerdicts m : modules) {
+            sb.append(String.format(Locale.ROOT, "  %s%s: applied in %d class loader%s, skipped in %d%n", m.module,
+                    m.version.isEmpty() ? "" : " version " + m.version, m.appliedLoaders,
+                    m.appliedLoaders == 1 ? "" : "s", m.skipped()));
+            m.skippedLoaders.forEach((reason, loaders) -> sb.append(String.format(Locale.ROOT, "    skipped in %s: %s%n",
+                    String.join(", ", loaders), reason)));
+        }
     }
 
     /** The fallbacks per cause, most frequent first (nothing when there were none). */

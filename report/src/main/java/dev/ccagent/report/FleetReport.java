@@ -157,6 +157,34 @@ public final class FleetReport {
         }
     }
 
+    /**
+     * A target module's verdict for a class loader, from its ModuleVerdict events: applied, or skipped and why.
+     * The agent writes a verdict when it is made and again at every chunk start; the report keeps each once.
+     */
+    public record ModuleVerdict(String library, String module, String version, String classLoader, boolean applied,
+                                String reason, Instant time) {
+    }
+
+    /** One module (and version) in the recordings: the loaders it applied to, and its skips grouped by reason. */
+    public static final class ModuleVerdicts {
+        public final String module;
+        public final String version;
+        /** Class-loader verdicts that applied (a loader decided again after a new attach counts again). */
+        public int appliedLoaders;
+        /** Skipped class loaders per reason, in order of the reason. */
+        public final Map<String, List<String>> skippedLoaders = new TreeMap<>();
+
+        ModuleVerdicts(String module, String version) {
+            this.module = module;
+            this.version = version;
+        }
+
+        /** The skipped loaders, all reasons. */
+        public int skipped() {
+            return skippedLoaders.values().stream().mapToInt(List::size).sum();
+        }
+    }
+
     final Options options;
     final List<Input> inputs;
     final ConnectionModel model = new ConnectionModel();
@@ -226,6 +254,21 @@ public final class FleetReport {
         List<FallbackCause> l = new ArrayList<>(model.fallbacks.values());
         l.sort((a, b) -> Long.compare(b.count, a.count));
         return l;
+    }
+
+    /** The module verdicts per module and version (in their order), each verdict once; empty without ModuleVerdict events. */
+    public List<ModuleVerdicts> moduleVerdicts() {
+        Map<String, ModuleVerdicts> byModule = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+        for (ModuleVerdict v : model.moduleVerdicts.values()) {
+            ModuleVerdicts m = byModule.computeIfAbsent(v.module() + " " + v.version(),
+                    k -> new ModuleVerdicts(v.module(), v.version()));
+            if (v.applied()) {
+                m.appliedLoaders++;
+            } else {
+                m.skippedLoaders.computeIfAbsent(v.reason(), k -> new ArrayList<>()).add(v.classLoader());
+            }
+        }
+        return new ArrayList<>(byModule.values());
     }
 
     /** Summaries seen in more than one file (same agent instance, connection and sequence), counted once. */

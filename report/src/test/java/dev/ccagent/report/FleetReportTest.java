@@ -339,6 +339,61 @@ class FleetReportTest {
                 page.substring(Math.max(0, page.indexOf("Fallbacks") - 100)));
     }
 
+    /**
+     * ModuleVerdict events: each verdict once however often the recording repeats it (the agent writes it again at
+     * every chunk start, with the same verdict time), skipped loaders named with their reason per module, the loaders
+     * applied counted; in the text and the HTML, also without connections.
+     */
+    @Test
+    void moduleVerdictsListEverySkipOnceWithItsReason(@TempDir Path dir) throws Exception {
+        Path f = write(dir.resolve("mv-conns.jfr"), plans("abcd0010", 20, 62, 1.0), false);
+        String kwik = "kwik 0.10.x (tech.kwik.core)";
+        String hidden = "type dev.ccagent.agent.kwik.KwikHooks not found";
+        Path g = SyntheticFleet.record(dir.resolve("verdicts.jfr"), List.of(dev.ccagent.jfr.ModuleVerdict.class), () -> {
+            verdict("at verdict", kwik, "0.10.9", "app@1a", "applied", "", 1_000);
+            verdict("at verdict", kwik, "0.10.9", "webapp@2b", "skipped", hidden, 2_000);
+            verdict("chunk start", kwik, "0.10.9", "app@1a", "applied", "", 1_000); // repeats: counted once
+            verdict("chunk start", kwik, "0.10.9", "webapp@2b", "skipped", hidden, 2_000);
+            verdict("at verdict", kwik, "0.10.9", "webapp@3c", "skipped", hidden, 3_000);
+            verdict("at verdict", "Netty QUIC 4.2.x (io.netty.handler.codec.quic)", "", "app@1a", "skipped",
+                    "kwik is on the module path", 4_000);
+        });
+        Run text = cli("report", f.toString(), g.toString());
+        assertEquals(0, text.status(), text.stderr());
+        String out = text.stdout();
+        assertTrue(out.contains("\nmodule verdicts (each target module's verdict per class loader, once however often the"
+                + " recordings repeat it):\n"
+                + "  " + kwik + " version 0.10.9: applied in 1 class loader, skipped in 2\n"
+                + "    skipped in webapp@2b, webapp@3c: " + hidden + "\n"
+                + "  Netty QUIC 4.2.x (io.netty.handler.codec.quic): applied in 0 class loaders, skipped in 1\n"
+                + "    skipped in app@1a: kwik is on the module path\n"), out);
+        Run alone = cli("report", g.toString());
+        assertTrue(alone.stdout().contains("no connections found") && alone.stdout().contains("    skipped in webapp@2b, webapp@3c: "),
+                "a recording with verdicts and no connection still shows them (a skip may be why):\n" + alone.stdout());
+        Run none = cli("report", f.toString());
+        assertFalse(none.stdout().contains("module verdicts"), "no section without ModuleVerdict events:\n" + none.stdout());
+        Path html = dir.resolve("mv.html");
+        assertEquals(0, cli("report", "--html", html.toString(), f.toString(), g.toString()).status());
+        String page = Files.readString(html);
+        assertTrue(page.contains("<h2>Module verdicts</h2>") && page.contains("<tr><td class=\"l\">" + kwik
+                + "</td><td class=\"l\">0.10.9</td><td>1</td><td>2</td><td class=\"l wl\">webapp@2b, webapp@3c: " + hidden
+                + "</td></tr>"), page.substring(Math.max(0, page.indexOf("Module verdicts") - 100)));
+    }
+
+    private static void verdict(String kind, String module, String version, String loader, String verdict, String reason,
+                                long time) {
+        dev.ccagent.jfr.ModuleVerdict e = new dev.ccagent.jfr.ModuleVerdict();
+        e.kind = kind;
+        e.library = module.startsWith("kwik") ? "kwik" : "netty";
+        e.module = module;
+        e.libraryVersion = version;
+        e.classLoader = loader;
+        e.verdict = verdict;
+        e.reason = reason;
+        e.verdictTime = time;
+        e.commit();
+    }
+
     @Test
     void jsonNamesEveryDocumentedField(@TempDir Path dir) throws Exception {
         Path f = write(dir.resolve("x.jfr"), plans("abcd0008", 40, 61, 1.0), false);
