@@ -144,7 +144,12 @@ final class NettyAlgorithmChoice {
         Selection s = null;
         try {
             AgentConfig cfg = AgentRuntime.config();
-            if (cfg == null || !cfg.targets("netty") || q.broken != null) {
+            if (cfg == null || !cfg.targets("netty")) {
+                return null;
+            }
+            if (q.broken != null) {
+                AgentRuntime.recordFallback("netty quiche natives of " + q.packageName, "the connection is created with the"
+                        + " application's settings and is not counted or recorded: " + q.broken, null);
                 return null;
             }
             NettyConfig n = cfg.netty();
@@ -168,6 +173,9 @@ final class NettyAlgorithmChoice {
                 s.notAsAsked = "settings of a config older than the agent unreadable";
                 AgentLog.warnOnce("netty-unknown-config:" + config, "netty: " + s.refusal
                         + "; its connections keep the application's settings", null);
+                AgentRuntime.recordFallback("netty " + (arm.isStock() ? "settings" : "swap to " + arm.algorithm())
+                        + " on a config older than the agent", s.refusal + "; the connection keeps the application's"
+                        + " settings", null);
                 s.createdWith = layout.ccId(config);
                 return s;
             }
@@ -180,6 +188,9 @@ final class NettyAlgorithmChoice {
                     AgentLog.warnOnce("netty-refuse:" + q.packageName + ":" + arm.algorithm(), "netty: refusing "
                             + arm.algorithm() + " on " + q.packageName + ": " + refusal
                             + "; those connections keep the application's algorithm (" + app.ccName + ")", null);
+                    AgentRuntime.recordFallback("netty swap to " + arm.algorithm() + " on quiche " + q.quicheVersion,
+                            "refused: " + refusal + "; the connection keeps the application's algorithm (" + app.ccName
+                            + ")", null);
                 } else {
                     int ccId = NettyQuiche.idOf(arm.algorithm());
                     if (ccId != app.ccId) {
@@ -211,6 +222,8 @@ final class NettyAlgorithmChoice {
             if (s.quicheId >= 0 && s.createdWith >= 0 && s.createdWith != s.quicheId) {
                 s.notAsAsked = "the config holds " + quicheName(s.createdWith) + " after the agent set "
                         + quicheName(s.quicheId);
+                AgentRuntime.recordFallback("netty swap to " + arm.algorithm() + " (read back from the config)",
+                        s.notAsAsked + "; the connection runs " + quicheName(s.createdWith), null);
             }
             return s;
         } catch (Throwable t) {

@@ -147,6 +147,9 @@ class NettyQuicAgentTest {
         assertFalse(r.lines("bundles quiche 0.24.8 (Netty's ids reno/cubic/bbr = 0/1/2)").isEmpty(), r.tail());
         assertFalse(r.lines("WARN netty: refusing bbr on io.netty.handler.codec.quic: quiche 0.24.8").isEmpty(),
                 r.tail());
+        // the refused swap is a fallback too (counted per cause, a dev.ccagent.Fallback event with its line)
+        assertFalse(r.lines("WARN fallback: netty swap to bbr on quiche 0.24.8 failed; refused: quiche 0.24.8").isEmpty(),
+                r.tail());
         List<String> conns = serverConnections(r);
         assertEquals(1, conns.size(), r.tail());
         assertTrue(conns.get(0).contains("algorithm=app quiche-id=app quiche=0.24.8 refused:"), conns.get(0));
