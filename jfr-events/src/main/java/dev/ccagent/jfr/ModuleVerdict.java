@@ -14,13 +14,13 @@ import jdk.jfr.Timestamp;
  * same as the module's log line. Committed when the verdict is made, and every verdict the agent still
  * keeps again at each chunk start, so that a recording started later holds them too.
  */
+@Period("beginChunk") // the chunk-start repeats; the agent commits the verdict itself when it is made
+@StackTrace(false)
 @Name(EventNames.MODULE_VERDICT)
 @Label("Module Verdict")
 @Description("A target module applied to a class loader or skipped it and why, as its log line says; at the verdict "
         + "and again at every chunk start (kind), so that every recording holds the agent's verdicts")
 @Category({"QUIC", "Agent"})
-@Period("beginChunk")
-@StackTrace(false)
 public final class ModuleVerdict extends jdk.jfr.Event {
 
     @Label("Kind")

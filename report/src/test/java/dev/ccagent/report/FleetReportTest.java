@@ -381,15 +381,14 @@ class FleetReportTest {
     }
 
     private static void verdict(String kind, String module, String version, String loader, String verdict, String reason,
-                                long time) {
+                                long time) throws ReflectiveOperationException {
         dev.ccagent.jfr.ModuleVerdict e = new dev.ccagent.jfr.ModuleVerdict();
-        e.kind = kind;
-        e.library = module.startsWith("kwik") ? "kwik" : "netty";
-        e.module = module;
-        e.libraryVersion = version;
-        e.classLoader = loader;
-        e.verdict = verdict;
-        e.reason = reason;
+        String[] fields = {EventFields.KIND, EventFields.LIBRARY, EventFields.MODULE, EventFields.LIBRARY_VERSION,
+            EventFields.CLASS_LOADER, EventFields.VERDICT, EventFields.REASON};
+        String[] values = {kind, module.startsWith("kwik") ? "kwik" : "netty", module, version, loader, verdict, reason};
+        for (int i = 0; i < fields.length; i++) {
+            dev.ccagent.jfr.ModuleVerdict.class.getField(fields[i]).set(e, values[i]);
+        }
         e.verdictTime = time;
         e.commit();
     }
