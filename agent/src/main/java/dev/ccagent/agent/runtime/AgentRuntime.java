@@ -157,7 +157,11 @@ public final class AgentRuntime {
         while (VERDICTS.size() > MAX_MODULES) {
             VERDICTS.remove(0);
         }
-        ModuleVerdictEvents.atVerdict(verdict);
+        try {
+            ModuleVerdictEvents.atVerdict(verdict);
+        } catch (Throwable t) {
+            // even a class that cannot load (a runtime without jdk.jfr) must not change the verdict
+        }
     }
 
     public static List<String> moduleVerdicts() {
