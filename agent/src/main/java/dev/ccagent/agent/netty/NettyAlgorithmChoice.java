@@ -98,11 +98,30 @@ final class NettyAlgorithmChoice {
         }
     }
 
+    /**
+     * The agent could not reach this package's quiche natives: while it is attached and targets Netty, the
+     * connection it was to choose for is a fallback (counted, logged once per cause, a Fallback event).
+     */
+    private static void unreachable(NettyQuiche q) {
+        try {
+            AgentConfig cfg = AgentRuntime.config();
+            if (cfg != null && cfg.targets("netty")) {
+                AgentRuntime.recordFallback("netty quiche natives of " + q.packageName, "the connection is created with"
+                        + " the application's settings and is not counted or recorded: " + q.broken, null);
+            }
+        } catch (Throwable ignored) {
+            // the connection is created as the application asked either way
+        }
+    }
+
     /** {@link NettyHooks#connNew}, with the class that called it. */
     static long connNew(Class<?> caller, long scid, int scidLen, long ocid, int ocidLen, long local, int localLen, long peer,
                                int peerLen, long config, long ssl, boolean server) throws Throwable {
         NettyQuiche q = lookup(caller);
         if (q == null || q.connNew == null) {
+            if (q != null) {
+                unreachable(q); // the lookup's own failure is counted there
+            }
             // fail open: the original native call, reached without our lookup
             return (long) OriginalNatives.invoke(caller, "quiche_conn_new_with_tls", scid, scidLen, ocid, ocidLen,
                     local, localLen, peer, peerLen, config, ssl, server);
@@ -148,8 +167,7 @@ final class NettyAlgorithmChoice {
                 return null;
             }
             if (q.broken != null) {
-                AgentRuntime.recordFallback("netty quiche natives of " + q.packageName, "the connection is created with the"
-                        + " application's settings and is not counted or recorded: " + q.broken, null);
+                unreachable(q);
                 return null;
             }
             NettyConfig n = cfg.netty();
