@@ -12,7 +12,10 @@ import jdk.jfr.Timespan;
 
 /**
  * A connection's congestion-control state: periodic (every second by default, only while a recording
- * wants it) and on every mode change. Fields an algorithm does not have are 0.
+ * wants it) and on every mode change. Fields an algorithm does not have are 0. The periodic events of
+ * one period are at most the agent's {@code jfr.state-connections} (default 256): beyond that many
+ * active connections they are a rotating sample, and {@link #weight} says how many connections each
+ * one stands for.
  */
 @Name(EventNames.CONGESTION_STATE)
 @Label("Congestion State")
@@ -107,4 +110,10 @@ public final class CongestionState extends jdk.jfr.Event {
 
     @Label("Cwnd Gain")
     public double cwndGain;
+
+    @Label("Weight")
+    @Description("Active connections this event stands for in its period: the period's active connections divided by"
+            + " the periodic events written for them (at most jfr.state-connections); 1 when every active connection"
+            + " was written, and for mode changes. A reader scales sums and counts over a period by it")
+    public double weight;
 }

@@ -215,6 +215,8 @@ public final class EventFields {
     public static final String WAIT_TIME = "waitTime";
     /** In {@link SendLoopSpin}. */
     public static final String WAKEUPS = "wakeups";
+    /** In {@link CongestionState}. */
+    public static final String WEIGHT = "weight";
     /** In {@link Fallback}. */
     public static final String WHERE = "where";
     /** In {@link AckOnlySendLoop}, {@link CanaryRolledBack}, {@link SendLoopSpin}, {@link SendPathAllocation}. */

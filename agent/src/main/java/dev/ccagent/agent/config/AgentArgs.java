@@ -53,6 +53,9 @@ public final class AgentArgs {
         k.put("jfr", "start a JFR recording with ccagent's settings, written to this file at exit");
         k.put("jfr.max-size", "bound of that recording, e.g. 100MiB (default 250MiB)");
         k.put("jfr.max-age", "bound of that recording, e.g. 30min (default 1h)");
+        k.put("jfr.state-connections", "at most this many periodic CongestionState events a period; beyond as many"
+                + " active connections a rotating sample, each event weighted (default "
+                + AgentConfig.DEFAULT_STATE_CONNECTIONS + ", 1.." + AgentConfig.MAX_STATE_CONNECTIONS + ")");
         k.put("fix.kwik-stream-stall", "on|off: close kwik 0.10.7-0.10.9's stream-send race (default on where kwik has it)");
         k.put("fix.kwik-loss-timer", "on|off: work around kwik's loss-detection-timer race (default off)");
         k.put("targets", "libraries to instrument: kwik,netty (default both)");
@@ -212,6 +215,7 @@ public final class AgentArgs {
         Path jfr = null;
         long jfrMaxSize = 250L << 20;
         long jfrMaxAge = 3_600_000_000_000L;
+        int stateConnections = AgentConfig.DEFAULT_STATE_CONNECTIONS;
         boolean fixStall = true; // kwik's race stalls downloads (docs/kwik.md); =off turns the fix off
         boolean fixLossTimer = false;
         Set<String> targets = new LinkedHashSet<>(KNOWN_TARGETS);
@@ -248,6 +252,9 @@ public final class AgentArgs {
                         break;
                     case "jfr.max-age":
                         jfrMaxAge = InRange.durationNanos(value, 1_000_000_000L, Long.MAX_VALUE, "at least 1s");
+                        break;
+                    case "jfr.state-connections":
+                        stateConnections = wholeNumber(value, 1, AgentConfig.MAX_STATE_CONNECTIONS, "connections");
                         break;
                     case "fix.kwik-stream-stall":
                         fixStall = onOff(value);
@@ -332,7 +339,7 @@ public final class AgentArgs {
         return new Result(new AgentConfig(defaultArm, canaryArms, level, jfr, jfrMaxSize, jfrMaxAge, fixStall,
                 targets, profileDir, new LinkedHashMap<>(entries))
                 .withDetection(detect, profileDuration, profileEvery).withNetty(nettyConfig)
-                .withCanarySaltKey(saltKey).withFixKwikLossTimer(fixLossTimer)
+                .withCanarySaltKey(saltKey).withFixKwikLossTimer(fixLossTimer).withStateConnections(stateConnections)
                 .withCanary(canaryConfig.build(problems)), problems);
     }
 
@@ -415,6 +422,20 @@ public final class AgentArgs {
             default:
                 throw new CcConfigException("expected on|off");
         }
+    }
+
+    /** A whole number from {@code min} to {@code max}; anything else is refused naming the range. */
+    private static int wholeNumber(String value, int min, int max, String unit) {
+        int n;
+        try {
+            n = Integer.parseInt(value.strip());
+        } catch (NumberFormatException e) {
+            throw new CcConfigException("'" + value.strip() + "' is not a whole number of " + unit);
+        }
+        if (n < min || n > max) {
+            throw new CcConfigException("expected " + min + " to " + max + " " + unit);
+        }
+        return n;
     }
 
     private static Path path(String value) {

@@ -17,6 +17,10 @@ public final class AgentConfig {
 
     /** The pseudo-algorithm that leaves the library's own controller in place. */
     public static final String STOCK = "stock";
+    /** {@code jfr.state-connections} when not given: periodic CongestionState events a period at most. */
+    public static final int DEFAULT_STATE_CONNECTIONS = 256;
+    /** The largest {@code jfr.state-connections} accepted. */
+    public static final int MAX_STATE_CONNECTIONS = 1_000_000;
 
     /** One arm of the split: an algorithm with its options, and the share of connections it gets. */
     public static final class Arm {
@@ -80,6 +84,7 @@ public final class AgentConfig {
     private NettyConfig netty = NettyConfig.DEFAULT;
     private long[] canarySaltKey;
     private CanaryConfig canary = CanaryConfig.DEFAULT;
+    private int stateConnections = DEFAULT_STATE_CONNECTIONS;
 
     AgentConfig(Arm defaultArm, List<Arm> canaryArms, AgentLog.Level logLevel, Path jfrFile, long jfrMaxSizeBytes,
                 long jfrMaxAgeNanos, boolean fixKwikStreamStall, Set<String> targets, Path profileOnSpinDir,
@@ -169,6 +174,20 @@ public final class AgentConfig {
     /** Whether {@code fix.kwik-stream-stall} is on because the operator left it at its default. */
     public boolean fixKwikStreamStallByDefault() {
         return fixKwikStreamStall && !raw.containsKey("fix.kwik-stream-stall");
+    }
+
+    /** Sets {@code jfr.state-connections} (while building, before the configuration is published). */
+    AgentConfig withStateConnections(int connections) {
+        this.stateConnections = connections;
+        return this;
+    }
+
+    /**
+     * {@code jfr.state-connections}: periodic CongestionState events a period at most; beyond as many active
+     * connections the poller writes a rotating sample of them.
+     */
+    public int stateConnections() {
+        return stateConnections;
     }
 
     /** Sets {@code fix.kwik-loss-timer} (while building, before the configuration is published). */

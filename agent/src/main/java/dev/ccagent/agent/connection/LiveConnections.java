@@ -64,6 +64,24 @@ public final class LiveConnections {
         }
     }
 
+    /**
+     * The live adapters copied into {@code into} when they fit, else into a new array twice the size needed;
+     * the array returned holds them from index 0, followed by null. For the periodic poller, which keeps its
+     * array from one period to the next (nothing allocated a connection) and clears it after use, so that
+     * it holds no closed connection.
+     */
+    public static LiveConnection[] copyInto(LiveConnection[] into) {
+        synchronized (LIVE) {
+            LiveConnection[] out = into.length > LIVE.size() ? into : new LiveConnection[2 * LIVE.size() + 1];
+            int n = 0;
+            for (LiveConnection a : LIVE.keySet()) {
+                out[n++] = a;
+            }
+            out[n] = null;
+            return out;
+        }
+    }
+
     /** A copy of the live adapters. */
     public static List<LiveConnection> live() {
         synchronized (LIVE) {

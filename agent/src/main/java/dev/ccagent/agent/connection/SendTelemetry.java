@@ -73,6 +73,10 @@ public final class SendTelemetry {
 
     /** Activity (datagrams + packets received) at the last periodic CongestionState; -1 before the first. */
     public long polledActivity = -1;
+    /** The poller's round in which the last periodic CongestionState was written (its thread only). */
+    public long polledRound;
+    /** The poller's period in which the last periodic CongestionState was written (its thread only). */
+    public long polledPeriod;
 
     /** The counters as the spin detector last sampled them, and its log throttles (its timer thread only). */
     public static final class Baseline {

@@ -117,6 +117,7 @@ public final class CcJfr {
                 e.algorithm = algorithm;
                 e.mode = mode;
                 e.trigger = "periodic";
+                e.weight = 1; // one event a connection per netty.stats.period: not sampled
                 e.probeBwPhase = -1;
                 e.congestionWindow = Math.max(0, cwnd);
                 e.smoothedRtt = Math.max(0, smoothedRttNanos);
@@ -142,7 +143,7 @@ public final class CcJfr {
             CcSnapshot s = cc.snapshot(t.scratch);
             s.bytesInFlight = bytesInFlight;
             if (t.lastMode != null && s.mode != t.lastMode) {
-                congestionState(t, s.algorithm, arm, s, s.congestionWindow, bytesInFlight, "mode change");
+                congestionState(t, s.algorithm, arm, s, s.congestionWindow, bytesInFlight, "mode change", 1);
             }
             t.lastMode = s.mode;
             if (t.lastPacingRate < 0) {
@@ -198,9 +199,12 @@ public final class CcJfr {
         }
     }
 
-    /** Writes one CongestionState. {@code s} is null for a connection on the library's stock controller. */
+    /**
+     * Writes one CongestionState. {@code s} is null for a connection on the library's stock controller;
+     * {@code weight} is the connections the event stands for (1 unless the periodic events are a sample).
+     */
     public static void congestionState(SendTelemetry t, String algorithm, AgentConfig.Arm arm, CcSnapshot s,
-                                       long cwnd, long bytesInFlight, String trigger) {
+                                       long cwnd, long bytesInFlight, String trigger, double weight) {
         CongestionState e = new CongestionState();
         if (!e.shouldCommit()) {
             return;
@@ -210,6 +214,7 @@ public final class CcJfr {
         e.canaryArm = arm != null ? arm.label() : "";
         e.algorithm = algorithm;
         e.trigger = trigger;
+        e.weight = weight;
         e.congestionWindow = Math.max(0, cwnd);
         e.bytesInFlight = Math.max(0, bytesInFlight);
         if (s != null) {

@@ -37,6 +37,8 @@ class AgentArgsTest {
         assertTrue(c.targets("kwik"));
         assertFalse(c.targets("netty"));
         assertTrue(c.injectsAnything());
+        assertEquals(AgentConfig.DEFAULT_STATE_CONNECTIONS, c.stateConnections(), "not given: the default");
+        assertEquals(1000, AgentArgs.parse("jfr.state-connections=1000").config().stateConnections());
     }
 
     @Test
@@ -93,6 +95,8 @@ class AgentArgsTest {
             {"fix.kwik-loss-timer=maybe", "expected on|off"},
             {"targets=kwik,mvfst", "unknown target 'mvfst'"},
             {"jfr=", "empty path"},
+            {"jfr.state-connections=0", "jfr.state-connections=0: expected 1 to 1000000 connections"},
+            {"jfr.state-connections=many", "'many' is not a whole number of connections"},
         };
         for (String[] c : cases) {
             AgentArgs.Result r = AgentArgs.parse(c[0]);
