@@ -39,7 +39,8 @@ final class ArmAggregator {
 
     /**
      * Time per mode: a connection's periodic samples span first..last; each mode gets the share of that
-     * span its samples have (one sample: no span, no time). Modes and time series come from CongestionState,
+     * span its samples' weights have (one sample: no span, no time; a sample the agent wrote for several
+     * periods, beyond its {@code jfr.state-connections}, weighs as many). Modes and time series come from CongestionState,
      * per arm name.
      */
     private static void modesAndSeries(ConnectionModel model, Map<String, FleetReport.Arm> arms) {
@@ -54,7 +55,7 @@ final class ArmAggregator {
             double span = (s.lastPeriodic - s.firstPeriodic) / 1e9;
             for (int i = 0; i < s.modes.length && s.modes[i] != null; i++) {
                 a.secondsInMode.merge(s.modes[i].isEmpty() ? "(stock)" : s.modes[i],
-                        span * s.modeSamples[i] / s.periodicSamples, Double::sum);
+                        span * s.modeWeights[i] / s.periodicWeight, Double::sum);
             }
             a.modeTimedConnections++;
         }

@@ -66,16 +66,19 @@ final class ConnectionModel {
         boolean leftSlowStart;
         final LogHistogram rtt = new LogHistogram();
         // periodic samples per mode, and their first and last time: mode shares that do not depend on the
-        // order in which the file hands out the events (JFR keeps no time order across threads)
+        // order in which the file hands out the events (JFR keeps no time order across threads); each sample
+        // counts by its weight (the periods it stands for when the agent sampled: jfr.state-connections)
         String[] modes = new String[2];
-        int[] modeSamples = new int[2];
+        double[] modeWeights = new double[2];
         int periodicSamples;
+        double periodicWeight;
         long firstPeriodic = Long.MAX_VALUE;
         long lastPeriodic = Long.MIN_VALUE;
         double lastSrtt;
 
-        void countMode(String mode, long t) {
+        void countMode(String mode, long t, double weight) {
             periodicSamples++;
+            periodicWeight += weight;
             firstPeriodic = Math.min(firstPeriodic, t);
             lastPeriodic = Math.max(lastPeriodic, t);
             for (int i = 0; i < modes.length; i++) {
@@ -83,14 +86,14 @@ final class ConnectionModel {
                     modes[i] = mode;
                 }
                 if (modes[i].equals(mode)) {
-                    modeSamples[i]++;
+                    modeWeights[i] += weight;
                     return;
                 }
             }
             modes = Arrays.copyOf(modes, modes.length * 2);
-            modeSamples = Arrays.copyOf(modeSamples, modes.length);
+            modeWeights = Arrays.copyOf(modeWeights, modes.length);
             modes[modes.length / 2] = mode;
-            modeSamples[modes.length / 2] = 1;
+            modeWeights[modes.length / 2] = weight;
         }
 
         /** The connection these samples describe, for one that has no summary. */

@@ -64,6 +64,14 @@ final class EventDecoder {
     /** One event of the current file (any event: the file's event count includes the JDK's). */
     void accept(RecordedEvent e) {
         in.events++;
+        java.time.Instant start = e.getStartTime();
+        java.time.Instant end = e.getEndTime();
+        if (in.first == null || start.isBefore(in.first)) {
+            in.first = start;
+        }
+        if (in.last == null || end.isAfter(in.last)) {
+            in.last = end;
+        }
         EventType type = e.getEventType();
         String name = type.getName();
         if (!name.startsWith("dev.ccagent.")) {
@@ -223,7 +231,7 @@ final class EventDecoder {
         if (!trigger.isEmpty() && !trigger.equals("periodic")) {
             return;
         }
-        s.countMode(mode, t);
+        s.countMode(mode, t, weight(e));
         long since = t - s.firstPeriodic;
         series.cwnd.add(since, number(e, EventFields.CONGESTION_WINDOW));
         if (srtt > 0) {
@@ -233,6 +241,15 @@ final class EventDecoder {
         if (pacing > 0) {
             series.pacing.add(since, pacing);
         }
+    }
+
+    /**
+     * The periods a periodic CongestionState stands for: its {@code weight} (the agent's sample beyond
+     * {@code jfr.state-connections} active connections), 1 when absent (older agents) or not positive.
+     */
+    static double weight(RecordedEvent e) {
+        double w = e.hasField(EventFields.WEIGHT) ? e.getDouble(EventFields.WEIGHT) : 1;
+        return w > 0 ? w : 1;
     }
 
     private void stall(RecordedEvent e) {

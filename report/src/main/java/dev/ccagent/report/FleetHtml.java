@@ -73,6 +73,8 @@ public final class FleetHtml {
             h.append("; baseline arm <b>").append(esc(r.baseline().name)).append("</b>");
         }
         h.append(".</p>");
+        h.append("<p>Time span judged: ").append(esc(r.span()))
+                .append(" <span class=\"note\">(the first and last event of the recordings read)</span></p>");
         verdicts(h, r);
         inputs(h, r);
         if (!r.arms().isEmpty()) {

@@ -43,6 +43,7 @@ public final class FleetOutput {
         }
         sb.append(String.format(Locale.ROOT, "; %d connections in %d arm%s%n", r.connections(), r.arms().size(),
                 r.arms().size() == 1 ? "" : "s"));
+        sb.append("  time span judged: ").append(r.span()).append(", the first and last event of the recordings read\n");
         for (FleetReport.Input in : r.inputs()) {
             if (in.duplicateOf != null) {
                 sb.append("  ").append(in.path).append(": the same recording as ").append(in.duplicateOf)
@@ -305,7 +306,11 @@ public final class FleetOutput {
                     .append(",\"missingFields\":").append(strings(in.missingFields)).append('}');
             first = false;
         }
-        sb.append("],\"duplicateSummaries\":").append(r.duplicateSummaries());
+        sb.append("],\"span\":{\"first\":").append(r.spanFirst() == null ? "null" : str(r.spanFirst().toString()))
+                .append(",\"last\":").append(r.spanLast() == null ? "null" : str(r.spanLast().toString()))
+                .append(",\"seconds\":").append(r.spanFirst() == null || r.spanLast() == null ? "null"
+                        : dbl(java.time.Duration.between(r.spanFirst(), r.spanLast()).toNanos() / 1e9)).append('}');
+        sb.append(",\"duplicateSummaries\":").append(r.duplicateSummaries());
         sb.append(",\"connections\":").append(r.connections());
         sb.append(",\"baseline\":").append(r.baseline() == null ? "null" : str(r.baseline().name));
         sb.append(",\"baselineProblem\":").append(r.baselineProblem() == null ? "null" : str(r.baselineProblem()));

@@ -51,6 +51,9 @@ public final class FleetReport {
         public Path duplicateOf;
         /** Set when the file could not be read, or only in part, or holds no ccagent events. */
         public String problem;
+        /** The earliest start and the latest end of its events (any event, the JDK's too); null before one. */
+        public Instant first;
+        public Instant last;
         /** ConnectionSummary fields this recording's event type lacks (an agent of another version). */
         public final Set<String> missingFields = new java.util.TreeSet<>();
 
@@ -283,6 +286,32 @@ public final class FleetReport {
     /** Significance level of each test (Bonferroni over all tests of the report). */
     public double alphaPerTest() {
         return tests > 0 ? Comparison.ALPHA / tests : Comparison.ALPHA;
+    }
+
+    /** The earliest event start of the recordings read (duplicates and unreadable files aside); null without one. */
+    public Instant spanFirst() {
+        return inputs.stream().filter(i -> i.duplicateOf == null && i.first != null).map(i -> i.first)
+                .min(Instant::compareTo).orElse(null);
+    }
+
+    /** The latest event end of the recordings read; null without one. */
+    public Instant spanLast() {
+        return inputs.stream().filter(i -> i.duplicateOf == null && i.last != null).map(i -> i.last)
+                .max(Instant::compareTo).orElse(null);
+    }
+
+    /**
+     * The time span judged, in words: "FIRST to LAST (D s)", the first and last event of the recordings
+     * read; "no events" when none was read.
+     */
+    public String span() {
+        Instant first = spanFirst();
+        Instant last = spanLast();
+        if (first == null || last == null) {
+            return "no events";
+        }
+        return first + " to " + last + String.format(java.util.Locale.ROOT, " (%.1f s)",
+                java.time.Duration.between(first, last).toNanos() / 1e9);
     }
 
     public int connections() {

@@ -273,6 +273,49 @@ class FleetReportTest {
         assertTrue(text.contains("between periodic CongestionState samples, on "), text);
     }
 
+    /** One periodic CongestionState of connection "c1" (arm default, newreno) in {@code mode}, standing for {@code weight}. */
+    private static void weightedState(String mode, double weight) throws InterruptedException {
+        dev.ccagent.jfr.CongestionState s = new dev.ccagent.jfr.CongestionState();
+        s.library = "kwik";
+        s.connectionId = "c1";
+        s.canaryArm = "default";
+        s.algorithm = "newreno";
+        s.mode = mode;
+        s.trigger = "periodic";
+        s.weight = weight;
+        s.commit();
+        Thread.sleep(20); // the next sample later: the connection's samples span time
+    }
+
+    @Test
+    void modeTimeCountsEachSampleByItsWeightAndTheReportNamesTheSpanItJudged(@TempDir Path dir) throws Exception {
+        java.time.Instant before = java.time.Instant.now();
+        Path f = SyntheticFleet.record(dir.resolve("weighted.jfr"), List.of(dev.ccagent.jfr.CongestionState.class), () -> {
+            weightedState("slow start", 1);
+            weightedState("congestion avoidance", 3); // a sampled event: it stands for three periods
+            weightedState("congestion avoidance", 1);
+        });
+        java.time.Instant after = java.time.Instant.now();
+        FleetReport r = FleetReport.read(List.of(f), new FleetReport.Options());
+        FleetReport.Arm arm = r.arms().get("default newreno");
+        assertNotNull(arm, r.arms().keySet().toString());
+        double total = arm.secondsInMode.values().stream().mapToDouble(Double::doubleValue).sum();
+        // by weight 1 : 4 (unweighted, by count, it would be 1 : 2)
+        assertEquals(0.2, arm.secondsInMode.get("slow start") / total, 1e-9, arm.secondsInMode.toString());
+
+        assertNotNull(r.spanFirst());
+        assertTrue(!r.spanFirst().isBefore(before) && !r.spanLast().isAfter(after) && r.spanLast().isAfter(r.spanFirst()),
+                before + " <= " + r.span() + " <= " + after);
+        String text = FleetOutput.text(r);
+        assertTrue(text.contains("time span judged: " + r.spanFirst() + " to " + r.spanLast() + " ("), text);
+        String json = FleetOutput.json(r);
+        assertTrue(json.contains("\"span\":{\"first\":\"" + r.spanFirst() + "\",\"last\":\"" + r.spanLast() + "\",\"seconds\":"),
+                json);
+        Path html = dir.resolve("weighted.html");
+        FleetHtml.write(r, html);
+        assertTrue(Files.readString(html).contains("Time span judged: " + r.span()), "the page names the span");
+    }
+
     @Test
     void htmlAtTwoThousandConnectionsIsOneFileOfBoundedSizeVerdictsFirst(@TempDir Path dir) throws Exception {
         List<SyntheticFleet.Plan> a = SyntheticFleet.plan("12340007", 2000, 4, 1_000_000_000L,
