@@ -215,7 +215,7 @@ public final class EventFields {
     public static final String WAIT_TIME = "waitTime";
     /** In {@link SendLoopSpin}. */
     public static final String WAKEUPS = "wakeups";
-    /** In {@link CongestionState}. */
+    /** In {@link CongestionState}, {@link SendPathAllocation}. */
     public static final String WEIGHT = "weight";
     /** In {@link Fallback}. */
     public static final String WHERE = "where";

@@ -11,7 +11,10 @@ import jdk.jfr.Timespan;
 
 /**
  * Bytes allocated by a connection's sender or receiver thread per packet it handled, sampled by the
- * agent's detector with the per-thread allocation counter (never per packet).
+ * agent's detector with the per-thread allocation counter (never per packet). A flagged window, and a
+ * connection's last, are always written; the other unflagged ones (measurements) of one window are written for at most the agent's
+ * {@code jfr.state-connections} connections, in rotation beyond that many, and {@link #weight} says how
+ * many windows each stands for.
  */
 @Name(EventNames.SEND_PATH_ALLOCATION)
 @Label("Send Path Allocation")
@@ -57,4 +60,10 @@ public final class SendPathAllocation extends ConnectionEvent {
     @Label("Window")
     @Timespan(Timespan.NANOSECONDS)
     public long window;
+
+    @Label("Weight")
+    @Description("Detector windows of this connection the event stands for: 1 when flagged or when every connection's"
+            + " window was written; beyond jfr.state-connections connections an unflagged window is written for a"
+            + " rotating share of them, each connection once in this many windows")
+    public double weight;
 }

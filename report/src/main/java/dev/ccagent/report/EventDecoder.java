@@ -64,10 +64,10 @@ final class EventDecoder {
     /** One event of the current file (any event: the file's event count includes the JDK's). */
     void accept(RecordedEvent e) {
         in.events++;
-        java.time.Instant start = e.getStartTime();
+        // by end time, when JFR wrote the event: a wait or an episode may have begun before the recording
         java.time.Instant end = e.getEndTime();
-        if (in.first == null || start.isBefore(in.first)) {
-            in.first = start;
+        if (in.first == null || end.isBefore(in.first)) {
+            in.first = end;
         }
         if (in.last == null || end.isAfter(in.last)) {
             in.last = end;

@@ -51,7 +51,10 @@ public final class FleetReport {
         public Path duplicateOf;
         /** Set when the file could not be read, or only in part, or holds no ccagent events. */
         public String problem;
-        /** The earliest start and the latest end of its events (any event, the JDK's too); null before one. */
+        /**
+         * The earliest and the latest end of its events (any event, the JDK's too: when JFR wrote it, so a
+         * thread's wait that began before the recording does not stretch it); null before one.
+         */
         public Instant first;
         public Instant last;
         /** ConnectionSummary fields this recording's event type lacks (an agent of another version). */
@@ -288,7 +291,7 @@ public final class FleetReport {
         return tests > 0 ? Comparison.ALPHA / tests : Comparison.ALPHA;
     }
 
-    /** The earliest event start of the recordings read (duplicates and unreadable files aside); null without one. */
+    /** The earliest event end of the recordings read (duplicates aside); null without one. */
     public Instant spanFirst() {
         return inputs.stream().filter(i -> i.duplicateOf == null && i.first != null).map(i -> i.first)
                 .min(Instant::compareTo).orElse(null);
@@ -301,7 +304,7 @@ public final class FleetReport {
     }
 
     /**
-     * The time span judged, in words: "FIRST to LAST (D s)", the first and last event of the recordings
+     * The time span judged, in words: "FIRST to LAST (D s)", the first and last event written in the recordings
      * read; "no events" when none was read.
      */
     public String span() {

@@ -254,7 +254,8 @@ public final class AgentArgs {
                         jfrMaxAge = InRange.durationNanos(value, 1_000_000_000L, Long.MAX_VALUE, "at least 1s");
                         break;
                     case "jfr.state-connections":
-                        stateConnections = wholeNumber(value, 1, AgentConfig.MAX_STATE_CONNECTIONS, "connections");
+                        stateConnections = (int) NettyConfig.Builder.longIn(value, 1, AgentConfig.MAX_STATE_CONNECTIONS,
+                                "connections");
                         break;
                     case "fix.kwik-stream-stall":
                         fixStall = onOff(value);
@@ -422,20 +423,6 @@ public final class AgentArgs {
             default:
                 throw new CcConfigException("expected on|off");
         }
-    }
-
-    /** A whole number from {@code min} to {@code max}; anything else is refused naming the range. */
-    private static int wholeNumber(String value, int min, int max, String unit) {
-        int n;
-        try {
-            n = Integer.parseInt(value.strip());
-        } catch (NumberFormatException e) {
-            throw new CcConfigException("'" + value.strip() + "' is not a whole number of " + unit);
-        }
-        if (n < min || n > max) {
-            throw new CcConfigException("expected " + min + " to " + max + " " + unit);
-        }
-        return n;
     }
 
     private static Path path(String value) {

@@ -201,7 +201,8 @@ public final class NettyConfig {
             return AgentArgs.parseCanary(value, Builder::algorithm, "bbr:10%");
         }
 
-        private static long longIn(String value, long min, long max, String unit) {
+        /** A whole number from {@code min} to {@code max} (also {@code jfr.state-connections}'s); else refused naming the range. */
+        static long longIn(String value, long min, long max, String unit) {
             long n;
             try {
                 n = Long.parseLong(value.strip());

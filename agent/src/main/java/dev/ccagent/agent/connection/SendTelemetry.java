@@ -96,6 +96,8 @@ public final class SendTelemetry {
         public long lastLogAlloc;
         /** The detector evaluated the window that ends at the close. */
         public boolean finalWindowDone;
+        /** The connection's place in the rotation of unflagged SendPathAllocation events; -1 before its first window. */
+        public long allocationSlot = -1;
     }
 
     /** The spin detector's previous sample of this connection (its timer thread only). */

@@ -94,8 +94,20 @@ public final class SpinDetector {
     private final com.sun.management.ThreadMXBean threads;
     private volatile ProfilerCapture capture;
     private volatile long detections;
+    // the recording budget of unflagged SendPathAllocation events (this timer's thread only): at most
+    // jfr.state-connections connections a window, in rotation; each connection gets a slot at its first window
+    private long windows;
+    private long nextSlot;
+    private int evaluatedLastTick;
+    private int evaluatedThisTick;
+    private int measuredThisTick;
+    private int allocationEvery = 1;
+    private int allocationCap;
+    /** {@code jfr.state-connections} as last applied. */
+    private volatile int allocationBudget;
 
     private SpinDetector(AgentConfig config) {
+        this.allocationBudget = config.stateConnections();
         this.threads = threadBean();
         this.capture = config.profileOnSpinDir() != null ? new ProfilerCapture(config.profileOnSpinDir(),
                 config.profileDurationNanos(), config.profileEveryNanos()) : null;
@@ -148,6 +160,7 @@ public final class SpinDetector {
                 AgentLog.error("spin detector could not start; continuing without it", t);
             }
         } else {
+            running.allocationBudget = config.stateConnections();
             ProfilerCapture old = running.capture;
             running.capture = config.profileOnSpinDir() != null ? new ProfilerCapture(config.profileOnSpinDir(),
                     config.profileDurationNanos(), config.profileEveryNanos()) : null;
@@ -218,6 +231,7 @@ public final class SpinDetector {
         try {
             JfrSwitch.refresh();
             long now = System.nanoTime();
+            startWindow();
             evaluateClosed(now);
             List<LiveConnection> live = LiveConnections.live();
             for (LiveConnection a : live) {
@@ -250,6 +264,19 @@ public final class SpinDetector {
         } catch (Throwable t) {
             AgentLog.warnOnce("stream-stall-tick", "stream stall monitor tick failed", t);
         }
+    }
+
+    /**
+     * A new window of the allocation events' budget: the cap from the configuration, and one connection in
+     * every ceil(connections / cap) of the last window's gets its unflagged event.
+     */
+    private void startWindow() {
+        allocationCap = Math.max(1, allocationBudget);
+        evaluatedLastTick = evaluatedThisTick;
+        allocationEvery = Math.max(1, (evaluatedLastTick + allocationCap - 1) / allocationCap);
+        evaluatedThisTick = 0;
+        measuredThisTick = 0;
+        windows++;
     }
 
     /** The last windows of the connections closed since the previous window. */
@@ -385,8 +412,21 @@ public final class SpinDetector {
                     seconds), "send-loop spin on " + id);
         }
 
-        allocation(t, id, "sender", t.senderThreadId, dSenderAlloc, dDatagrams, window, judged, now);
-        allocation(t, id, "receiver", t.receiverThreadId, dReceiverAlloc, dReceived, window, judged, now);
+        evaluatedThisTick++;
+        if (t.baseline.allocationSlot < 0) {
+            t.baseline.allocationSlot = nextSlot++;
+        }
+        // an unflagged window is a measurement: written in this connection's turn, while the window's budget
+        // lasts, standing for allocationEvery windows; a connection's last window always (closes are not periodic)
+        double weight = 0;
+        if ((t.baseline.allocationSlot + windows) % allocationEvery == 0 && measuredThisTick < allocationCap) {
+            measuredThisTick++;
+            weight = allocationEvery;
+        } else if (last) {
+            weight = 1;
+        }
+        allocation(t, id, "sender", t.senderThreadId, dSenderAlloc, dDatagrams, window, judged, now, weight);
+        allocation(t, id, "receiver", t.receiverThreadId, dReceiverAlloc, dReceived, window, judged, now, weight);
     }
 
     /** Counts an alarm on the connection's arm: information only (a client can cause these patterns; see Guard). */
@@ -398,7 +438,7 @@ public final class SpinDetector {
     }
 
     private void allocation(SendTelemetry t, String id, String path, long threadId, long allocated, long packets,
-                            long window, double judged, long now) {
+                            long window, double judged, long now, double measuredWeight) {
         if (allocated < 0 || threadId == 0) {
             return;
         }
@@ -408,7 +448,7 @@ public final class SpinDetector {
         // at ~40 MB/s (measured). The seed bug allocated 8 GB in 15 s (~530 MB/s).
         double judgedRate = allocated / judged;
         boolean flagged = judgedRate > ALLOC_RATE_FLAG || (perPacket > ALLOC_PER_PACKET_FLAG && judgedRate > ALLOC_RATE_MIN);
-        if (JfrSwitch.on && (packets > 0 || allocated > 0)) {
+        if (JfrSwitch.on && (packets > 0 || allocated > 0) && (flagged || measuredWeight > 0)) {
             SendPathAllocation e = new SendPathAllocation();
             if (e.shouldCommit()) {
                 e.library = t.library();
@@ -422,6 +462,7 @@ public final class SpinDetector {
                 e.flagged = flagged;
                 e.threshold = ALLOC_PER_PACKET_FLAG;
                 e.window = window;
+                e.weight = flagged ? 1 : measuredWeight;
                 e.commit();
             }
         }

@@ -272,4 +272,69 @@ class SpinDetectorTest {
         assertTrue(spins.stream()
                 .anyMatch(e -> "c0ffee04".equals(e.getString(EventFields.CONNECTION_ID))), "the control is flagged");
     }
+
+    /**
+     * The recording budget: 30 active connections under {@code jfr.state-connections=10} get their unflagged
+     * allocation windows in rotation, at most 10 connections a window, each event weighted 3. The windows are
+     * told apart by time (the detector writes a window's events within milliseconds, windows 1 s apart).
+     */
+    @Test
+    void unflaggedWindowsBeyondTheBudgetAreARotatingWeightedShare() throws Exception {
+        SpinDetector.apply(AgentArgs.parse("detect=on;jfr.state-connections=10").config());
+        Thread idle = new Thread(() -> java.util.concurrent.locks.LockSupport.parkNanos(20_000_000_000L), "test-idle-sender");
+        idle.setDaemon(true);
+        idle.start();
+        List<SendTelemetry> budgeted = new java.util.ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            SendTelemetry t = connection(String.format("b%02d", i), true);
+            t.senderThreadId = idle.getId(); // allocates nothing: never flagged
+            t.senderStartNanos = System.nanoTime() - 1_000_000_000L;
+            budgeted.add(t);
+        }
+        List<RecordedEvent> all;
+        long deadline = System.nanoTime() + 12_000_000_000L;
+        do {
+            for (int i = 0; i < 10; i++) {
+                budgeted.forEach(t -> t.datagramsSent++); // active in every window
+                Thread.sleep(100);
+            }
+            all = events(EventNames.SEND_PATH_ALLOCATION).stream()
+                    .filter(e -> e.getString(EventFields.CONNECTION_ID).startsWith("b")).collect(Collectors.toList());
+        } while (windowsOf(all).size() < 8 && System.nanoTime() < deadline);
+        idle.interrupt();
+        List<List<RecordedEvent>> windows = windowsOf(all);
+        assertTrue(windows.size() >= 8, "8 windows written in 12 s: " + windows.size());
+        for (List<RecordedEvent> w : windows) {
+            assertTrue(w.size() <= 10, "at most the budget a window: " + w.size());
+            assertTrue(w.stream().noneMatch(e -> e.getBoolean(EventFields.FLAGGED)));
+        }
+        // from the third window on, the detector knows the 30 (the first may have counted fewer)
+        for (int k = 2; k < windows.size() - 1; k++) {
+            windows.get(k).forEach(e -> assertEquals(3.0, e.getDouble(EventFields.WEIGHT), 0));
+            if (k + 3 <= windows.size() - 1) {
+                java.util.Set<String> seen = new java.util.HashSet<>();
+                for (int j = k; j < k + 3; j++) {
+                    windows.get(j).forEach(e -> seen.add(e.getString(EventFields.CONNECTION_ID)));
+                }
+                assertEquals(30, seen.size(), "every connection within 3 windows from window " + k);
+            }
+        }
+        budgeted.forEach(LIVE::remove);
+    }
+
+    /** Events grouped into detector windows: a gap of over 300 ms starts the next. */
+    static List<List<RecordedEvent>> windowsOf(List<RecordedEvent> events) {
+        List<RecordedEvent> sorted = new java.util.ArrayList<>(events);
+        sorted.sort(java.util.Comparator.comparing(RecordedEvent::getEndTime));
+        List<List<RecordedEvent>> windows = new java.util.ArrayList<>();
+        java.time.Instant previous = null;
+        for (RecordedEvent e : sorted) {
+            if (previous == null || java.time.Duration.between(previous, e.getEndTime()).toMillis() > 300) {
+                windows.add(new java.util.ArrayList<>());
+            }
+            windows.get(windows.size() - 1).add(e);
+            previous = e.getEndTime();
+        }
+        return windows;
+    }
 }
