@@ -64,7 +64,14 @@ final class EventDecoder {
     /** One event of the current file (any event: the file's event count includes the JDK's). */
     void accept(RecordedEvent e) {
         in.events++;
-        // by end time, when JFR wrote the event: a wait or an episode may have begun before the recording
+        EventType type = e.getEventType();
+        String name = type.getName();
+        if (!name.startsWith("dev.ccagent.")) {
+            return;
+        }
+        in.ccagentEvents++;
+        // the span judged: ccagent's events by end time, when JFR wrote them (an episode may have begun before
+        // the recording; the JDK's jdk.ActiveRecording ends at its recorder's first start plus its duration)
         java.time.Instant end = e.getEndTime();
         if (in.first == null || end.isBefore(in.first)) {
             in.first = end;
@@ -72,12 +79,6 @@ final class EventDecoder {
         if (in.last == null || end.isAfter(in.last)) {
             in.last = end;
         }
-        EventType type = e.getEventType();
-        String name = type.getName();
-        if (!name.startsWith("dev.ccagent.")) {
-            return;
-        }
-        in.ccagentEvents++;
         switch (name) {
             case SUMMARY:
                 in.summaries++;

@@ -74,7 +74,7 @@ public final class FleetHtml {
         }
         h.append(".</p>");
         h.append("<p>Time span judged: ").append(esc(r.span()))
-                .append(" <span class=\"note\">(the first and last event written in the recordings read)</span></p>");
+                .append(" <span class=\"note\">(the first and last ccagent event written in the recordings read)</span></p>");
         verdicts(h, r);
         inputs(h, r);
         if (!r.arms().isEmpty()) {

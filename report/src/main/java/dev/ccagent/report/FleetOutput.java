@@ -43,7 +43,7 @@ public final class FleetOutput {
         }
         sb.append(String.format(Locale.ROOT, "; %d connections in %d arm%s%n", r.connections(), r.arms().size(),
                 r.arms().size() == 1 ? "" : "s"));
-        sb.append("  time span judged: ").append(r.span()).append(", the first and last event written in the recordings read\n");
+        sb.append("  time span judged: ").append(r.span()).append(", the first and last ccagent event written in the recordings read\n");
         for (FleetReport.Input in : r.inputs()) {
             if (in.duplicateOf != null) {
                 sb.append("  ").append(in.path).append(": the same recording as ").append(in.duplicateOf)

@@ -52,8 +52,9 @@ public final class FleetReport {
         /** Set when the file could not be read, or only in part, or holds no ccagent events. */
         public String problem;
         /**
-         * The earliest and the latest end of its events (any event, the JDK's too: when JFR wrote it, so a
-         * thread's wait that began before the recording does not stretch it); null before one.
+         * The earliest and the latest end of its ccagent events (when JFR wrote each, so an episode that began
+         * before the recording does not stretch it; the JDK's events are left out, their times can lie outside
+         * the file's chunks); null before one.
          */
         public Instant first;
         public Instant last;
@@ -291,21 +292,21 @@ public final class FleetReport {
         return tests > 0 ? Comparison.ALPHA / tests : Comparison.ALPHA;
     }
 
-    /** The earliest event end of the recordings read (duplicates aside); null without one. */
+    /** The earliest ccagent event end of the recordings read (duplicates aside); null without one. */
     public Instant spanFirst() {
         return inputs.stream().filter(i -> i.duplicateOf == null && i.first != null).map(i -> i.first)
                 .min(Instant::compareTo).orElse(null);
     }
 
-    /** The latest event end of the recordings read; null without one. */
+    /** The latest ccagent event end of the recordings read; null without one. */
     public Instant spanLast() {
         return inputs.stream().filter(i -> i.duplicateOf == null && i.last != null).map(i -> i.last)
                 .max(Instant::compareTo).orElse(null);
     }
 
     /**
-     * The time span judged, in words: "FIRST to LAST (D s)", the first and last event written in the recordings
-     * read; "no events" when none was read.
+     * The time span judged, in words: "FIRST to LAST (D s)", the first and last ccagent event written in the
+     * recordings read; "no events" when none was read.
      */
     public String span() {
         Instant first = spanFirst();
