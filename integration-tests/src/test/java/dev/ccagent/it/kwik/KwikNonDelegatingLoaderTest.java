@@ -1,6 +1,7 @@
 package dev.ccagent.it.kwik;
 
 import dev.ccagent.it.ForkedJvm;
+import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
@@ -28,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *
  * <p>From outside: the JDK's class histogram of the server ({@link HeapClasses}) shows what each download's
  * connection created, kwik's {@code NewRenoCongestionController} and none of our algorithms; the client checks
- * every byte; the JDK's recording parser finds no {@code AlgorithmAssigned} in the agent's recording. The same
+ * every byte; the JDK's recording parser finds no {@code AlgorithmAssigned} in the agent's recording, and the
+ * loader's {@code ModuleVerdict} events, each "skipped" with the reason. The same
  * server in a child loader whose parent is the application loader gets bbr1 (the control: the same
  * histogram then shows a {@code Bbr1}, so the check can fail). kwik there is unpatched (the stream-stall fix
  * cannot reach that loader either): stalled attempts are retried and counted ({@link UnpatchedKwik}).
@@ -92,6 +94,12 @@ class KwikNonDelegatingLoaderTest {
         List<String> assigned = events.stream().filter(e -> e.getEventType().getName().equals(EventNames.ALGORITHM_ASSIGNED))
                 .map(Object::toString).collect(Collectors.toList());
         assertEquals(List.of(), assigned, "no connection was assigned an algorithm");
+        // the skip is in the recording as well: ModuleVerdict events of the loader, every one "skipped" with the reason
+        List<RecordedEvent> verdicts = events.stream().filter(e -> e.getEventType().getName().equals(EventNames.MODULE_VERDICT)
+                && e.getString(EventFields.CLASS_LOADER).startsWith(LOADER + "@")).collect(Collectors.toList());
+        assertTrue(!verdicts.isEmpty() && verdicts.stream().allMatch(e -> "skipped".equals(e.getString(EventFields.VERDICT))
+                && e.getString(EventFields.REASON).startsWith(SKIPPED.substring(": skipped: ".length()))),
+                "ModuleVerdict events of " + LOADER + ": " + verdicts);
 
         // by late attach: the loaded kwik classes are not retransformed in that loader either
         try (KwikIt.Server server = start(dir, "server-platform-parent-late", "platform", null)) {
