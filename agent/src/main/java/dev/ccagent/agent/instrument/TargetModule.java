@@ -187,7 +187,7 @@ public abstract class TargetModule {
                 String verdict = appliedVerdict(loader);
                 AgentLog.info(where + ": " + verdict);
                 AgentRuntime.recordModule(where + ": " + verdict, LoaderVerdict.now(library(), description(), version,
-                        loaderName(loader), true, verdict.startsWith("applied: ") ? verdict.substring("applied: ".length()) : ""));
+                        loaderName(loader), true, LoaderVerdict.appliedDetail(verdict)));
                 onApplied(loader, version);
                 return true;
             }

@@ -104,13 +104,11 @@ public final class CongestionStatePoller implements Runnable {
     private void write(LiveConnection a, SendTelemetry t, double weight) {
         try {
             t.polledActivity = t.datagramsSent + t.packetsReceived;
-            synchronized (scratch) {
-                CcSnapshot s = a.snapshot(scratch);
-                String algorithm = s != null ? s.algorithm : a.algorithm();
-                long cwnd = s != null ? s.congestionWindow : a.getWindowSize();
-                long inFlight = s != null ? s.bytesInFlight : a.getBytesInFlight();
-                CcJfr.congestionState(t, algorithm, a.arm(), s, cwnd, inFlight, "periodic", weight);
-            }
+            CcSnapshot s = a.snapshot(scratch); // scratch is this poller's: poll holds its lock
+            String algorithm = s != null ? s.algorithm : a.algorithm();
+            long cwnd = s != null ? s.congestionWindow : a.getWindowSize();
+            long inFlight = s != null ? s.bytesInFlight : a.getBytesInFlight();
+            CcJfr.congestionState(t, algorithm, a.arm(), s, cwnd, inFlight, "periodic", weight);
         } catch (Throwable ignored) {
             // one broken connection must not stop the others' events
         }

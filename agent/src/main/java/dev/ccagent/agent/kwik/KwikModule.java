@@ -125,11 +125,11 @@ public final class KwikModule extends KwikTargetModule {
         String where = "fix.kwik-stream-stall for kwik" + (version != null ? " " + version : "") + " in "
                 + KwikLinkage.loaderName(loader);
         if (present) {
-            String on = KwikStreamStallFixModule.whyOn(config);
-            String line = where + ": applied" + on;
+            String verdict = "applied" + KwikStreamStallFixModule.whyOn(config);
+            String line = where + ": " + verdict;
             dev.ccagent.agent.log.AgentLog.info(line);
             dev.ccagent.agent.runtime.AgentRuntime.recordModule(line, fixVerdict(version, loader, true,
-                    on.trim().replaceAll("^\\((.*)\\)$", "$1")));
+                    dev.ccagent.agent.runtime.LoaderVerdict.appliedDetail(verdict)));
         } else {
             dev.ccagent.agent.log.AgentLog.info(where + ": skipped: " + why);
             dev.ccagent.agent.runtime.AgentRuntime.recordModule(where + ": skipped: " + why,

@@ -14,6 +14,25 @@ package dev.ccagent.agent.runtime;
 public record LoaderVerdict(String library, String module, String version, String classLoader, boolean applied,
                             String reason, long epochMillis) {
 
+    /**
+     * What an applied verdict's text says beyond "applied": "the algorithm choice only; ..." of
+     * "applied: the algorithm choice only; ...", "on by default: ..." of "applied (on by default: ...)", "" of
+     * "applied"; a text that does not begin with "applied" (the observe-only module's) whole.
+     */
+    public static String appliedDetail(String verdict) {
+        if (!verdict.startsWith("applied")) {
+            return verdict;
+        }
+        String rest = verdict.substring("applied".length());
+        if (rest.startsWith(": ")) {
+            return rest.substring(2);
+        }
+        if (rest.startsWith(" (") && rest.endsWith(")")) {
+            return rest.substring(2, rest.length() - 1);
+        }
+        return rest.trim();
+    }
+
     /** A verdict made now. */
     public static LoaderVerdict now(String library, String module, String version, String classLoader, boolean applied,
                                     String reason) {
