@@ -254,7 +254,7 @@ public final class AgentArgs {
                         jfrMaxAge = InRange.durationNanos(value, 1_000_000_000L, Long.MAX_VALUE, "at least 1s");
                         break;
                     case "jfr.state-connections":
-                        stateConnections = (int) NettyConfig.Builder.longIn(value, 1, AgentConfig.MAX_STATE_CONNECTIONS,
+                        stateConnections = (int) InRange.wholeNumber(value, 1, AgentConfig.MAX_STATE_CONNECTIONS,
                                 "connections");
                         break;
                     case "fix.kwik-stream-stall":

@@ -22,6 +22,20 @@ final class InRange {
         return check(Units.parseBytes(value), min, max, range);
     }
 
+    /**
+     * A whole number from {@code min} to {@code max} of {@code unit} (Netty's settings, {@code jfr.state-connections});
+     * else refused as "'x' is not a whole number of UNIT" or "expected MIN to MAX UNIT".
+     */
+    static long wholeNumber(String value, long min, long max, String unit) {
+        long n;
+        try {
+            n = Long.parseLong(value.strip());
+        } catch (NumberFormatException e) {
+            throw new CcConfigException("'" + value.strip() + "' is not a whole number of " + unit);
+        }
+        return check(n, min, max, "expected " + min + " to " + max + " " + unit);
+    }
+
     private static long check(long v, long min, long max, String range) {
         if (v < min || v > max) {
             throw new CcConfigException(range);

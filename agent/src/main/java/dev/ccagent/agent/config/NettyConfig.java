@@ -148,7 +148,7 @@ public final class NettyConfig {
                     canaryText = value;
                     break;
                 case "netty.initial-cwnd":
-                    initialCwnd = (int) longIn(value, 2, 10_000, "packets");
+                    initialCwnd = (int) InRange.wholeNumber(value, 2, 10_000, "packets");
                     break;
                 case "netty.hystart":
                     hystart = AgentArgs.onOff(value);
@@ -199,20 +199,6 @@ public final class NettyConfig {
 
         private static List<String[]> canary(String value) {
             return AgentArgs.parseCanary(value, Builder::algorithm, "bbr:10%");
-        }
-
-        /** A whole number from {@code min} to {@code max} (also {@code jfr.state-connections}'s); else refused naming the range. */
-        static long longIn(String value, long min, long max, String unit) {
-            long n;
-            try {
-                n = Long.parseLong(value.strip());
-            } catch (NumberFormatException e) {
-                throw new CcConfigException("'" + value.strip() + "' is not a whole number of " + unit);
-            }
-            if (n < min || n > max) {
-                throw new CcConfigException("expected " + min + " to " + max + " " + unit);
-            }
-            return n;
         }
     }
 }
