@@ -90,6 +90,11 @@ class CcEventsTest {
                 "jdk.ThreadAllocationStatistics", "jdk.GarbageCollection", "jdk.GCHeapSummary")) {
             assertEquals("true", s.get(jdk + "#enabled"), jdk);
         }
+        // one event per live thread per period, and kwik runs several threads per connection: at 1 s these two
+        // outweighed the agent's budgeted events at a thousand connections (docs/safety.md, "The recording budget")
+        for (String perThread : List.of("jdk.ThreadCPULoad", "jdk.ThreadAllocationStatistics")) {
+            assertEquals("10 s", s.get(perThread + "#period"), perThread);
+        }
         // the copy in the source tree is the one operators point -XX:StartFlightRecording at
         Path src = Path.of("src/main/resources/dev/ccagent/jfr/ccagent.jfc");
         assertTrue(Files.isRegularFile(src));
