@@ -7,13 +7,14 @@ import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
 /**
- * The agent's own code failed and the connection went on without that part of the agent (a fallback): the
+ * A part of the agent failed (its code threw) or was refused (a swap the library did not take) and the connection
+ * went on without that part of the agent (a fallback): the
  * first of a cause at once, then one event per cause per summary period with the count since the last,
  * the same as the {@code fallback:} and {@code fallback summary:} log lines.
  */
 @Name(EventNames.FALLBACK)
 @Label("Fallback")
-@Description("The agent's code failed and the connection went on without that part of the agent; the first of a cause "
+@Description("A part of the agent failed or was refused and the connection went on without it; the first of a cause "
         + "(where, exception class) at once, then per cause and summary period the count since the last event")
 @Category({"QUIC", "Agent"})
 @StackTrace(false)

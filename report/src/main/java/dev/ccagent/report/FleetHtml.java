@@ -293,8 +293,10 @@ public final class FleetHtml {
 
     private static void fallbacks(StringBuilder h, FleetReport r) {
         if (!r.fallbacks().isEmpty()) {
-            h.append("<h2>Fallbacks</h2><p>The agent's own code failed and the connections went on without that part of"
-                    + " the agent (the <code>fallback</code> log lines and <code>status</code> say the same).</p>")
+            h.append("<h2>Fallbacks</h2><p>A part of the agent failed (its code threw) or was refused (a swap that the"
+                    + " library's version, the guard or the library's read-back config did not take), and the connections"
+                    + " went on without that part of the agent (the <code>fallback</code> log lines and"
+                    + " <code>status</code> say the same).</p>")
                     .append("<table><tr><th>fallbacks</th><th class=\"l\">where</th><th class=\"l\">exception</th>")
                     .append("<th class=\"l\">first</th><th class=\"l\">last</th><th class=\"l\">the connections then</th></tr>");
             for (FleetReport.FallbackCause f : r.fallbacks()) {

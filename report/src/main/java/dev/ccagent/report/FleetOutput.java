@@ -149,8 +149,8 @@ public final class FleetOutput {
         if (r.fallbacks().isEmpty()) {
             return;
         }
-        sb.append(String.format(Locale.ROOT, "%nfallbacks (the agent's own code failed; the connections went on"
-                + " without that part of it):%n"));
+        sb.append(String.format(Locale.ROOT, "%nfallbacks (a part of the agent failed or was refused; the connections"
+                + " went on without it):%n"));
         for (FleetReport.FallbackCause f : r.fallbacks()) {
             sb.append(String.format(Locale.ROOT, "  %d of %s (%s), %s to %s: %s%n", f.count, f.where, f.exception,
                     f.first, f.last, f.consequence));

@@ -115,7 +115,8 @@ public final class AgentRuntime {
     }
 
     /**
-     * Our code failed at {@code where} and the connection went on without that part of the agent:
+     * Our code failed at {@code where}, or the library refused what it asked ({@code cause} null), and the
+     * connection went on without that part of the agent:
      * counted, and logged with {@code consequence} (what the connection does now, e.g. "the connection
      * runs the application's cubic") at the first of its cause, then summarised per cause every minute
      * ({@link FallbackLog}).
