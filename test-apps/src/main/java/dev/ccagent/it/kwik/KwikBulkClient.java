@@ -189,22 +189,89 @@ public final class KwikBulkClient {
         }
         pool.shutdown();
         int failed = total - ok.get();
+        if (ABANDONED.get() > 0) {
+            System.out.println("ABANDONED total=" + ABANDONED.get() + " closeBlocked=" + ABANDONED_CLOSE_UNFINISHED.get());
+        }
         System.out.println("SUMMARY connections=" + total + " ok=" + ok.get() + " failed=" + failed);
         System.out.flush();
         awaitClosed();
         System.exit(failed == 0 ? 0 : 1);
     }
 
-    /** True: intact; false: failed; null: stalled and {@code retryOnStall} (no RESULT line printed). */
+    /**
+     * True: intact; false: failed; null: stalled and {@code retryOnStall} (no RESULT line printed). With stall
+     * detection the transfer runs on a thread of its own, and this waits for its outcome: the transfer's, or the
+     * stall monitor's when it abandons a stalled attempt that does not end after its close ({@link #ABANDON_WAIT}).
+     */
     static Boolean transfer(String label, int index, String host, int port, String mode, long bytes, long seed,
-                            long streamWindow, int stallSeconds, boolean retryOnStall) {
+                            long streamWindow, int stallSeconds, boolean retryOnStall) throws InterruptedException {
+        Attempt attempt = new Attempt(label, mode);
+        if (stallSeconds <= 0) {
+            return runAttempt(attempt, label, index, host, port, mode, bytes, seed, streamWindow, 0, retryOnStall);
+        }
+        Thread worker = new Thread(() -> {
+            Boolean good = false;
+            try {
+                good = runAttempt(attempt, label, index, host, port, mode, bytes, seed, streamWindow, stallSeconds, retryOnStall);
+            } finally {
+                attempt.outcome.complete(good);
+            }
+        }, "transfer-" + index);
+        // an abandoned attempt's thread may never end; it must not keep the JVM alive
+        worker.setDaemon(true);
+        attempt.worker = worker;
+        worker.start();
+        try {
+            return attempt.outcome.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            return false;
+        }
+    }
+
+    /**
+     * One attempt's shared state: the transfer's thread, the stall monitor and the waiting caller. Whoever
+     * {@linkplain #settle settles} it first prints its last line and gives its outcome; the other stays silent.
+     */
+    static final class Attempt {
+        final java.util.concurrent.atomic.AtomicLong progress = new java.util.concurrent.atomic.AtomicLong();
+        final java.util.concurrent.atomic.AtomicBoolean stalled = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.atomic.AtomicBoolean settled = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.atomic.AtomicReference<String> closeReason = new java.util.concurrent.atomic.AtomicReference<>();
+        final java.util.concurrent.CompletableFuture<Boolean> outcome = new java.util.concurrent.CompletableFuture<>();
+        final String label, mode;
+        volatile Thread worker;
+
+        Attempt(String label, String mode) {
+            this.label = label;
+            this.mode = mode;
+        }
+
+        /** True for the first caller only: it reports the attempt. */
+        boolean settle() {
+            return settled.compareAndSet(false, true);
+        }
+    }
+
+    /**
+     * How long a stalled attempt gets to end after its connection's close before it is abandoned. kwik's
+     * {@code close()} aborts the connection's streams, which wakes the blocked read at once; an attempt still
+     * running 10 s later is stuck (2026-12-06: one of 10,000, 200 at a time, never ended, and the client with it).
+     */
+    static final Duration ABANDON_WAIT = Duration.ofSeconds(10);
+    /** Attempts abandoned, and of those the ones whose close had not returned either. */
+    static final AtomicInteger ABANDONED = new AtomicInteger(), ABANDONED_CLOSE_UNFINISHED = new AtomicInteger();
+
+    /** One attempt of {@link #transfer}, on the calling thread. */
+    static Boolean runAttempt(Attempt attempt, String label, int index, String host, int port, String mode, long bytes,
+                           long seed, long streamWindow, int stallSeconds, boolean retryOnStall) {
         long t0 = System.nanoTime();
         String odcid = "?";
         QuicClientConnection conn = null;
-        java.util.concurrent.atomic.AtomicLong progress = new java.util.concurrent.atomic.AtomicLong();
-        java.util.concurrent.atomic.AtomicBoolean stalled = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicReference<String> closeReason = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicLong progress = attempt.progress;
+        java.util.concurrent.atomic.AtomicBoolean stalled = attempt.stalled;
+        java.util.concurrent.atomic.AtomicBoolean done = attempt.done;
+        java.util.concurrent.atomic.AtomicReference<String> closeReason = attempt.closeReason;
         try {
             conn = QuicClientConnection.newBuilder()
                     .uri(URI.create("https://" + host + ":" + port))
@@ -218,7 +285,7 @@ public final class KwikBulkClient {
             conn.connect();
             odcid = originalDcid(conn);
             if (stallSeconds > 0) {
-                startStallMonitor(index, odcid, conn, progress, stalled, done, stallSeconds);
+                startStallMonitor(index, odcid, conn, attempt, stallSeconds, retryOnStall);
             }
             QuicStream stream = conn.createStream(true);
             OutputStream out = stream.getOutputStream();
@@ -269,6 +336,9 @@ public final class KwikBulkClient {
                 }
             }
             long t1 = System.nanoTime();
+            if (!attempt.settle()) {
+                return null; // abandoned: the stall monitor reported it
+            }
             double seconds = (t1 - t0) / 1e9;
             System.out.printf("%s conn=%d odcid=%s mode=%s bytes=%d seconds=%.3f mbps=%.1f ok=%s%n", label,
                     index, odcid, mode, received, seconds, received * 8 / seconds / 1e6, good);
@@ -277,7 +347,7 @@ public final class KwikBulkClient {
             System.out.flush();
             return good;
         } catch (Exception e) {
-            if (stalled.get() && retryOnStall) {
+            if (!attempt.settle() || (stalled.get() && retryOnStall)) {
                 return null;
             }
             String error = stalled.get() ? "stalled_at_" + progress.get() + "_bytes" : e.toString().replace(' ', '_');
@@ -363,27 +433,38 @@ public final class KwikBulkClient {
 
     /**
      * Declares the transfer stalled when its byte count has not moved for {@code seconds}: prints
-     * {@code STALL conn=i at=<bytes> odcid=<the connection's original DCID>} and closes the connection, so the transfer fails fast instead
-     * of waiting for the idle timeout.
+     * {@code STALL conn=i at=<bytes> odcid=<the connection's original DCID>} and closes the connection, so the transfer
+     * fails fast instead of waiting for the idle timeout. The close runs on a thread of its own; when the attempt has
+     * not ended {@link #ABANDON_WAIT} later, it is abandoned: {@code ABANDONED conn=i ...} with where the attempt's
+     * and the close's threads stand ({@code ABANDONSTACK}), then the caller goes on (retry, or a failed
+     * {@code RESULT ... error=stalled_at_<bytes>_bytes;abandoned}).
      */
-    static void startStallMonitor(int index, String odcid, QuicClientConnection conn, java.util.concurrent.atomic.AtomicLong progress,
-                                  java.util.concurrent.atomic.AtomicBoolean stalled,
-                                  java.util.concurrent.atomic.AtomicBoolean done, int seconds) {
+    static void startStallMonitor(int index, String odcid, QuicClientConnection conn, Attempt attempt, int seconds,
+                                  boolean retryOnStall) {
         Thread t = new Thread(() -> {
             long last = -1;
             long since = System.nanoTime();
-            while (!done.get()) {
+            while (!attempt.done.get()) {
                 long now = System.nanoTime();
-                long p = progress.get();
+                long p = attempt.progress.get();
                 if (p != last) {
                     last = p;
                     since = now;
                 } else if (now - since > seconds * 1_000_000_000L) {
-                    stalled.set(true);
+                    attempt.stalled.set(true);
                     System.out.println("STALL conn=" + index + " at=" + p + " odcid=" + odcid);
                     System.out.println("STALLSTATE conn=" + index + " " + KwikState.describe(conn));
                     System.out.flush();
-                    conn.close();
+                    Thread closer = new Thread(() -> {
+                        try {
+                            conn.close();
+                        } catch (RuntimeException e) {
+                            System.out.println("CLOSEFAILED conn=" + index + " " + e);
+                        }
+                    }, "stall-close-" + index);
+                    closer.setDaemon(true);
+                    closer.start();
+                    awaitOrAbandon(index, odcid, p, attempt, closer, retryOnStall);
                     return;
                 }
                 try {
@@ -395,6 +476,70 @@ public final class KwikBulkClient {
         }, "stall-monitor-" + index);
         t.setDaemon(true);
         t.start();
+    }
+
+    /** Waits {@link #ABANDON_WAIT} for the stalled attempt to end after its close; abandons it if it does not. */
+    static void awaitOrAbandon(int index, String odcid, long at, Attempt attempt, Thread closer, boolean retryOnStall) {
+        try {
+            attempt.outcome.get(ABANDON_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return;
+        } catch (java.util.concurrent.TimeoutException stuck) {
+            // abandoned below
+        } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
+            return;
+        }
+        if (!attempt.settle()) {
+            return; // the attempt reported itself in the meantime
+        }
+        boolean closeFinished = !closer.isAlive();
+        ABANDONED.incrementAndGet();
+        if (!closeFinished) {
+            ABANDONED_CLOSE_UNFINISHED.incrementAndGet();
+        }
+        System.out.println("ABANDONED conn=" + index + " odcid=" + odcid + " close=" + (closeFinished ? "returned" : "blocked")
+                + " (the stalled attempt had not ended " + ABANDON_WAIT.toSeconds() + " s after its close)");
+        printStack(index, "attempt", attempt.worker);
+        printStack(index, "close", closer);
+        if (!retryOnStall) {
+            System.out.println(attempt.label + " conn=" + index + " odcid=" + odcid + " mode=" + attempt.mode
+                    + " ok=false error=stalled_at_" + at
+                    + "_bytes;abandoned");
+        }
+        System.out.flush();
+        attempt.outcome.complete(retryOnStall ? null : Boolean.FALSE);
+    }
+
+    /**
+     * {@code ABANDONSTACK conn=i thread=<role> state=<state> lock=<the monitor or lock it waits for, held by>
+     * at=<frames>}: where a thread of an abandoned attempt stands, and the stack of the lock's owner, if any.
+     */
+    static void printStack(int index, String role, Thread thread) {
+        if (thread == null) {
+            return;
+        }
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        java.lang.management.ThreadInfo info = threads.getThreadInfo(new long[] {thread.getId()}, true, true)[0];
+        if (info == null) {
+            System.out.println("ABANDONSTACK conn=" + index + " thread=" + role + " ended");
+            return;
+        }
+        System.out.println("ABANDONSTACK conn=" + index + " thread=" + role + " state=" + info.getThreadState() + " lock="
+                + info.getLockName() + " owner=" + info.getLockOwnerName() + " at=" + frames(info.getStackTrace()));
+        if (info.getLockOwnerId() >= 0) {
+            java.lang.management.ThreadInfo owner = threads.getThreadInfo(new long[] {info.getLockOwnerId()}, true, true)[0];
+            if (owner != null) {
+                System.out.println("ABANDONSTACK conn=" + index + " thread=" + role + "-lock-owner name=" + owner.getThreadName()
+                        + " state=" + owner.getThreadState() + " lock=" + owner.getLockName() + " at=" + frames(owner.getStackTrace()));
+            }
+        }
+    }
+
+    private static String frames(StackTraceElement[] stack) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < Math.min(stack.length, 25); i++) {
+            b.append(i == 0 ? "" : "<").append(stack[i]);
+        }
+        return b.toString().replace(' ', '_');
     }
 
     /** The connection's original destination connection id in hex (kwik has no public getter on clients). */
