@@ -92,8 +92,13 @@ final class SafetyIt {
      * closed connection can live, never after a fixed sleep that a slow machine can outlast.
      */
     static AfterClose afterClose(long pid, String... classNames) throws Exception {
+        return afterClose(pid, AFTER_CLOSE_SECONDS, classNames);
+    }
+
+    /** {@link #afterClose(long, String...)} with a wait of at most {@code seconds} (a server's longer idle timeout). */
+    static AfterClose afterClose(long pid, long seconds, String... classNames) throws Exception {
         long start = System.nanoTime();
-        long deadline = start + java.util.concurrent.TimeUnit.SECONDS.toNanos(AFTER_CLOSE_SECONDS);
+        long deadline = start + java.util.concurrent.TimeUnit.SECONDS.toNanos(seconds);
         while (true) {
             String h = ForkedJvm.jcmd(pid, "GC.class_histogram");
             boolean none = true;
