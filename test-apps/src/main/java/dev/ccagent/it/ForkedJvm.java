@@ -274,7 +274,8 @@ public final class ForkedJvm implements AutoCloseable {
         }
     }
 
-    private static String tail(String s) {
+    /** The last 40 lines of {@code s}, for a failure's message. */
+    public static String tail(String s) {
         String[] lines = s.split("\n");
         int from = Math.max(0, lines.length - 40);
         return String.join("\n", java.util.Arrays.asList(lines).subList(from, lines.length));

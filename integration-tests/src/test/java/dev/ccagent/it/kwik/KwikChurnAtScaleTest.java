@@ -96,8 +96,8 @@ class KwikChurnAtScaleTest {
                         "--connections", Integer.toString(CONNECTIONS), "--parallel", Integer.toString(parallel),
                         "--seed", Integer.toString(parallel), "--stall-seconds", "30", "--stall-retries", "3");
                 double seconds = (System.nanoTime() - started) / 1e9;
-                assertEquals(CONNECTIONS, run.results.size(), tail(run.stdout));
-                assertTrue(!run.stdout.contains("MISMATCH"), "a transfer arrived corrupted: " + tail(run.stdout));
+                assertEquals(CONNECTIONS, run.results.size(), ForkedJvm.tail(run.stdout));
+                assertTrue(!run.stdout.contains("MISMATCH"), "a transfer arrived corrupted: " + ForkedJvm.tail(run.stdout));
                 // a transfer that did not complete: a handshake or a connection kwik's client timed out (ConnectException,
                 // ConnectionLost), counted by cause and printed
                 Map<String, Long> failed = new TreeMap<>();
@@ -105,7 +105,7 @@ class KwikChurnAtScaleTest {
                         String.valueOf(m.group(8)).split("[:;]")[0], 1L, Long::sum));
                 long failures = failed.values().stream().mapToLong(Long::longValue).sum();
                 assertTrue(failures <= CONNECTIONS * MAX_FAILED_PERCENT / 100,
-                        "parallel " + parallel + ": " + failed + "\n" + tail(run.stdout));
+                        "parallel " + parallel + ": " + failed + "\n" + ForkedJvm.tail(run.stdout));
                 served += CONNECTIONS;
                 timeouts += failures;
                 // a transfer without a byte for 30 s is abandoned and retried on a new connection (2 of 10,000 hung for
@@ -115,11 +115,6 @@ class KwikChurnAtScaleTest {
                 SafetyIt.AfterClose after = SafetyIt.afterClose(pid, AFTER_CLOSE_SECONDS, PER_CONNECTION[0],
                         PER_CONNECTION[1], PER_CONNECTION[2], KWIK_CONNECTION);
                 long agentBytes = SafetyIt.agentBytes(after.histogram());
-                System.out.printf("[it] churn at scale: after the last close, the histogram: %s%n",
-                        after.histogram().lines().map(String::trim).filter(l -> {
-                            String[] f = l.split("\\s+");
-                            return f.length >= 4 && (f[3].equals(KWIK_CONNECTION) || List.of(PER_CONNECTION).contains(f[3]));
-                        }).toList());
                 System.out.printf("[it] churn at scale: %d connections %d at a time in %.0f s (not completed: %s; retried"
                                 + " after 30 s without a byte: %d, of them abandoned, not ended 10 s after their close: %d);"
                                 + " %.1f s after the last close: kwik connections %d, adapters %d, telemetry %d, timer entries %d; agent heap"
@@ -200,9 +195,5 @@ class KwikChurnAtScaleTest {
         for (long n : assigned.values()) {
             assertTrue(Math.abs(n - total / 2.0) <= 5 * Math.sqrt(total * 0.25), "the split: " + assigned);
         }
-    }
-
-    private static String tail(String s) {
-        return s.length() > 2000 ? s.substring(s.length() - 2000) : s;
     }
 }

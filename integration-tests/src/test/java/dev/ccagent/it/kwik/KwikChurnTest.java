@@ -61,9 +61,9 @@ class KwikChurnTest {
                     long intact = run.results.stream().filter(m -> m.group(7).equals("true")).count();
                     long connectFailures = run.results.stream().filter(m -> m.group(7).equals("false")
                             && String.valueOf(m.group(8)).startsWith("java.net.ConnectException")).count();
-                    assertEquals(PER_ROUND, run.results.size(), tail(run.stdout));
-                    assertEquals(PER_ROUND, intact + connectFailures, "round " + round + ": " + tail(run.stdout));
-                    assertTrue(connectFailures <= PER_ROUND / 100, "round " + round + ": " + tail(run.stdout));
+                    assertEquals(PER_ROUND, run.results.size(), ForkedJvm.tail(run.stdout));
+                    assertEquals(PER_ROUND, intact + connectFailures, "round " + round + ": " + ForkedJvm.tail(run.stdout));
+                    assertTrue(connectFailures <= PER_ROUND / 100, "round " + round + ": " + ForkedJvm.tail(run.stdout));
                     assertTrue(!run.stdout.contains("MISMATCH"), run.stdout);
                     if (connectFailures > 0) {
                         System.out.printf("[it] churn round %d: %d handshake time-outs%n", round, connectFailures);
@@ -96,10 +96,6 @@ class KwikChurnTest {
                     "agent heap grew: " + java.util.Arrays.toString(agentBytes));
             System.out.printf("[it] churn: %d connections in %.1f s%n", total, (System.nanoTime() - started) / 1e9);
         }
-    }
-
-    private static String tail(String s) {
-        return s.length() > 2000 ? s.substring(s.length() - 2000) : s;
     }
 
 }
