@@ -206,42 +206,9 @@ public final class KwikBulkServer {
         System.out.flush();
     }
 
-    /**
-     * CPU time of the JVM's JIT compiler threads so far (Linux: {@code utime + stime} of every
-     * {@code /proc/self/task/*} named "C1/C2 CompilerThre..."), in nanoseconds; -1 where that cannot be read.
-     * Part of {@link #processCpuNanos()}, and the part that still varies from one download to the next long
-     * after a warm-up. (The JVM's own {@code CompilationMXBean} time is elapsed time, not CPU: it exceeded the
-     * process's CPU time on this machine.) A compiler thread that exits meanwhile takes its time with it, so the
-     * figure can only be too small.
-     */
+    /** This JVM's JIT compiler threads' CPU time so far ({@link dev.ccagent.it.ProcessCpu#jitNanos}). */
     static long jitCpuNanos() {
-        java.nio.file.Path tasks = java.nio.file.Path.of("/proc/self/task");
-        if (!java.nio.file.Files.isDirectory(tasks)) {
-            return -1;
-        }
-        long ticks = 0;
-        try (java.util.stream.Stream<java.nio.file.Path> all = java.nio.file.Files.list(tasks)) {
-            for (java.nio.file.Path task : (Iterable<java.nio.file.Path>) all::iterator) {
-                String stat;
-                try {
-                    stat = java.nio.file.Files.readString(task.resolve("stat"), StandardCharsets.US_ASCII);
-                } catch (java.io.IOException gone) {
-                    continue; // the thread ended meanwhile
-                }
-                int open = stat.indexOf('(');
-                int close = stat.lastIndexOf(')');
-                String comm = stat.substring(open + 1, close);
-                if (!comm.startsWith("C1 Compi") && !comm.startsWith("C2 Compi")) {
-                    continue;
-                }
-                // after "pid (comm) ": state is field 3; utime and stime are fields 14 and 15
-                String[] f = stat.substring(close + 2).split(" ");
-                ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
-            }
-        } catch (java.io.IOException | RuntimeException e) {
-            return -1;
-        }
-        return ticks * 10_000_000L; // USER_HZ is 100 on Linux
+        return dev.ccagent.it.ProcessCpu.jitNanos(ProcessHandle.current().pid());
     }
 
     /** This process's CPU time (all threads), in nanoseconds; -1 when the JVM cannot tell. */
