@@ -297,11 +297,8 @@ class FlupkeFileServerDownloadsTest {
                                      byte[] sha) throws IOException, InterruptedException {
         Path d = Files.createDirectories(downloads.resolve(Integer.toString(index)));
         Path log = d.resolve("client.log");
-        String url = "https://127.0.0.1:" + port + "/f300k.bin";
         long t0 = System.nanoTime();
-        Process p = new ProcessBuilder(client.toString(), "-q", "--exit-on-all-streams-close", "--download=" + d,
-                "--timeout=" + CLIENT_IDLE_SECONDS + "s", "127.0.0.1", Integer.toString(port), url)
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process p = startClient(client, port, "f300k.bin", d, log);
         int exit;
         try {
             if (p.waitFor(CLIENT_LIMIT.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -327,6 +324,17 @@ class FlupkeFileServerDownloadsTest {
             Files.deleteIfExists(d);
         }
         return new Download(config, index, exit, got.length, prefixOk, idleClosed, intact, seconds);
+    }
+
+    /**
+     * A fresh ngtcp2 client fetching {@code https://127.0.0.1:PORT/FILE} into {@code downloadDir}, its output to
+     * {@code log}; it exits when the stream closes or after {@link #CLIENT_IDLE_SECONDS} without a packet.
+     */
+    static Process startClient(Path client, int port, String file, Path downloadDir, Path log) throws IOException {
+        String url = "https://127.0.0.1:" + port + "/" + file;
+        return new ProcessBuilder(client.toString(), "-q", "--exit-on-all-streams-close", "--download=" + downloadDir,
+                "--timeout=" + CLIENT_IDLE_SECONDS + "s", "127.0.0.1", Integer.toString(port), url)
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
 
     /** ngtcp2's example HTTP/3 client from Debian's {@code ngtcp2-client}, found on the PATH. */

@@ -117,23 +117,21 @@ class KwikCpuTest {
         Path downloads = Files.createDirectories(dir.resolve("dl"));
         List<String> failures = new ArrayList<>();
         for (String algorithm : KwikAlgorithmsTest.EXPECTED) {
-            try (ForkedJvm stock = startHttp3Server(dir, "stock-for-" + algorithm, "", www, pem);
-                 ForkedJvm ours = startHttp3Server(dir, algorithm, "cc=" + algorithm, www, pem)) {
-                int stockPort = port(stock);
-                int oursPort = port(ours);
-                HeapClasses.During<Long> d = HeapClasses.createdDuring(ours.pid(), () ->
-                        http3Download(client, oursPort, ours, downloads, sha));
+            try (KwikIt.Server stock = startHttp3Server(dir, "stock-for-" + algorithm, "", www, pem);
+                 KwikIt.Server ours = startHttp3Server(dir, algorithm, "cc=" + algorithm, www, pem)) {
+                HeapClasses.During<Long> d = HeapClasses.createdDuring(ours.jvm.pid(), () ->
+                        http3Download(client, ours, downloads, sha));
                 assertEquals(Set.of(algorithm), d.algorithms(), "created: " + d.created());
                 for (int i = 0; i < HTTP3_WARM_UPS; i++) {
-                    http3Download(client, stockPort, stock, downloads, sha);
+                    http3Download(client, stock, downloads, sha);
                     if (i > 0) {
-                        http3Download(client, oursPort, ours, downloads, sha);
+                        http3Download(client, ours, downloads, sha);
                     }
                 }
                 List<Double> ratios = new ArrayList<>();
                 for (int i = 0; i < HTTP3_PAIRS; i++) {
-                    long base = http3Download(client, stockPort, stock, downloads, sha);
-                    long cpu = http3Download(client, oursPort, ours, downloads, sha);
+                    long base = http3Download(client, stock, downloads, sha);
+                    long cpu = http3Download(client, ours, downloads, sha);
                     ratios.add((double) cpu / base);
                     System.out.printf("[it] cpu-bound pair %d: %s %.2f s vs stock %.2f s: %.2f (load average %.2f)%n",
                             i + 1, algorithm, cpu / 1e9, base / 1e9, (double) cpu / base,
@@ -156,7 +154,7 @@ class KwikCpuTest {
     static final int HTTP3_PAIRS = 5;
 
     /** Flupke's sample server with the agent ({@code agentArgs}; "" for its defaults), started. */
-    private static ForkedJvm startHttp3Server(Path dir, String name, String agentArgs, Path www, Path[] pem)
+    private static KwikIt.Server startHttp3Server(Path dir, String name, String agentArgs, Path www, Path[] pem)
             throws Exception {
         int port = FlupkeFileServerDownloadsTest.freeUdpPort();
         ForkedJvm server = ForkedJvm.builder("server-" + name, FlupkeFileServerDownloadsTest.SERVER_MAIN)
@@ -168,32 +166,26 @@ class KwikCpuTest {
                 .start();
         try {
             server.awaitLine(FlupkeFileServerDownloadsTest.STARTED, KwikIt.START_TIMEOUT);
-            return server;
+            return new KwikIt.Server(server, port);
         } catch (IOException | InterruptedException | RuntimeException e) {
             server.close();
             throw e;
         }
     }
 
-    private static int port(ForkedJvm server) throws Exception {
-        return Integer.parseInt(server.awaitLine(FlupkeFileServerDownloadsTest.STARTED, KwikIt.START_TIMEOUT).group(1));
-    }
-
     /**
      * One download of the 10 MB file by a fresh ngtcp2 client; checks its bytes; the server's CPU nanoseconds
      * meanwhile, less its JIT compiler threads' (never below one 10 ms tick).
      */
-    private static long http3Download(Path client, int port, ForkedJvm server, Path downloads, byte[] sha)
+    private static long http3Download(Path client, KwikIt.Server server, Path downloads, byte[] sha)
             throws Exception {
         Path file = downloads.resolve("f10m.bin");
         Files.deleteIfExists(file);
-        long cpu0 = ProcessCpu.totalNanos(server.pid());
-        long jit0 = ProcessCpu.jitNanos(server.pid());
-        String url = "https://127.0.0.1:" + port + "/f10m.bin";
-        Process p = new ProcessBuilder(client.toString(), "-q", "--exit-on-all-streams-close", "--download=" + downloads,
-                "--timeout=" + FlupkeFileServerDownloadsTest.CLIENT_IDLE_SECONDS + "s", "127.0.0.1",
-                Integer.toString(port), url)
-                .redirectErrorStream(true).redirectOutput(downloads.resolve("client.log").toFile()).start();
+        long pid = server.jvm.pid();
+        long cpu0 = ProcessCpu.totalNanos(pid);
+        long jit0 = ProcessCpu.jitNanos(pid);
+        Process p = FlupkeFileServerDownloadsTest.startClient(client, server.port, "f10m.bin", downloads,
+                downloads.resolve("client.log"));
         try {
             assertTrue(p.waitFor(120, TimeUnit.SECONDS), "ngtcp2's client still running after 120 s");
         } finally {
@@ -201,8 +193,8 @@ class KwikCpuTest {
             p.waitFor(10, TimeUnit.SECONDS);
         }
         Thread.sleep(300); // the server's end of the connection: the client's close, its last ACKs
-        long cpu = ProcessCpu.totalNanos(server.pid()) - cpu0;
-        long jit = ProcessCpu.jitNanos(server.pid()) - jit0;
+        long cpu = ProcessCpu.totalNanos(pid) - cpu0;
+        long jit = ProcessCpu.jitNanos(pid) - jit0;
         assertEquals(0, p.exitValue(), "ngtcp2's client: " + Files.readString(downloads.resolve("client.log")));
         assertTrue(Files.exists(file) && java.security.MessageDigest.isEqual(sha,
                 FlupkeFileServerDownloadsTest.sha256(Files.readAllBytes(file))), "the download is not the file: " + file);
