@@ -1,6 +1,7 @@
 package dev.ccagent.it.kwik;
 
 import dev.ccagent.it.Acceptance;
+import dev.ccagent.it.DebianTool;
 import dev.ccagent.it.ForkedJvm;
 import dev.ccagent.it.emulator.LinkEmulator;
 import org.junit.jupiter.api.Test;
@@ -12,12 +13,10 @@ import java.net.DatagramSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
@@ -166,14 +165,14 @@ class FlupkeFileServerDownloadsTest {
     @Test
     @Timeout(value = 150, unit = TimeUnit.MINUTES) // a hang guard: 8 configurations of 400, about 30 min
     void noDownloadIsLostWithTheAgentOnARealHttp3Server() throws Exception {
-        Path client = findClient();
+        DebianTool client = findClient();
         Path dir = KwikIt.workDir("flupke-file-server");
         Path www = Files.createDirectories(dir.resolve("www"));
         byte[] content = new byte[FILE_BYTES];
         new Random(38).nextBytes(content);
         Files.write(www.resolve("f300k.bin"), content);
         byte[] sha = sha256(content);
-        Path[] pem = pemCertificateAndKey(dir);
+        Path[] pem = SelfSignedKeyStore.generateRsaPem(dir);
         List<Config> configs = selected();
         Path csv = dir.resolve("downloads.csv");
         Files.writeString(csv, "config,index,exit,bytes,prefix_ok,idle_closed,intact,seconds\n");
@@ -243,7 +242,7 @@ class FlupkeFileServerDownloadsTest {
         return out;
     }
 
-    private static Outcome run(Config c, Path dir, Path client, Path www, Path[] pem, byte[] content, byte[] sha)
+    private static Outcome run(Config c, Path dir, DebianTool client, Path www, Path[] pem, byte[] content, byte[] sha)
             throws Exception {
         Path downloads = dir.resolve("dl-" + c.name);
         deleteTree(downloads); // a file left by an earlier run would be read as this run's
@@ -293,7 +292,7 @@ class FlupkeFileServerDownloadsTest {
     }
 
     /** One download by a fresh ngtcp2 client process; its file and log are kept only when it is not intact. */
-    private static Download download(String config, int index, Path client, int port, Path downloads, byte[] content,
+    private static Download download(String config, int index, DebianTool client, int port, Path downloads, byte[] content,
                                      byte[] sha) throws IOException, InterruptedException {
         Path d = Files.createDirectories(downloads.resolve(Integer.toString(index)));
         Path log = d.resolve("client.log");
@@ -330,23 +329,23 @@ class FlupkeFileServerDownloadsTest {
      * A fresh ngtcp2 client fetching {@code https://127.0.0.1:PORT/FILE} into {@code downloadDir}, its output to
      * {@code log}; it exits when the stream closes or after {@link #CLIENT_IDLE_SECONDS} without a packet.
      */
-    static Process startClient(Path client, int port, String file, Path downloadDir, Path log) throws IOException {
+    static Process startClient(DebianTool client, int port, String file, Path downloadDir, Path log) throws IOException {
         String url = "https://127.0.0.1:" + port + "/" + file;
-        return new ProcessBuilder(client.toString(), "-q", "--exit-on-all-streams-close", "--download=" + downloadDir,
-                "--timeout=" + CLIENT_IDLE_SECONDS + "s", "127.0.0.1", Integer.toString(port), url)
+        return client.command(List.of("-q", "--exit-on-all-streams-close", "--download=" + downloadDir,
+                "--timeout=" + CLIENT_IDLE_SECONDS + "s", "127.0.0.1", Integer.toString(port), url))
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
 
-    /** ngtcp2's example HTTP/3 client from Debian's {@code ngtcp2-client}, found on the PATH. */
-    static Path findClient() {
-        for (String e : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-            Path p = Path.of(e, CLIENT);
-            if (Files.isExecutable(p)) {
-                return p;
-            }
+    /**
+     * ngtcp2's example HTTP/3 client from Debian's {@code ngtcp2-client}: the installed one, else fetched into
+     * {@code target/debian-tools} ({@link DebianTool}).
+     */
+    static DebianTool findClient() {
+        try {
+            return DebianTool.find(CLIENT, "ngtcp2-client", Path.of("target", "debian-tools"));
+        } catch (IllegalStateException e) {
+            throw new AssertionError(e.getMessage(), e);
         }
-        throw new AssertionError(CLIENT + " (ngtcp2's HTTP/3 client) is not on the PATH: install Debian's "
-                + "ngtcp2-client (apt-get install ngtcp2-client)");
     }
 
     /**
@@ -364,27 +363,6 @@ class FlupkeFileServerDownloadsTest {
         assertTrue(apps != null, "system property apps.jars is not set (run through Maven)");
         return kwik + File.pathSeparator + Path.of(apps, "flupke-0.6.jar") + File.pathSeparator
                 + Path.of(apps, "qpack-2.0.1.jar");
-    }
-
-    /**
-     * A self-signed RSA certificate and its PKCS#8 key as PEM files, the form the sample server reads (its key
-     * reader takes RSA keys only), from {@link SelfSignedKeyStore#generateRsa}.
-     */
-    static Path[] pemCertificateAndKey(Path dir) throws Exception {
-        Path p12 = dir.resolve("server-rsa.p12");
-        Files.deleteIfExists(p12);
-        SelfSignedKeyStore.generateRsa(p12);
-        KeyStore ks = SelfSignedKeyStore.load(p12);
-        char[] pass = SelfSignedKeyStore.PASSWORD;
-        Base64.Encoder b64 = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
-        Path cert = dir.resolve("cert.pem");
-        Path key = dir.resolve("key.pem");
-        Files.writeString(cert, "-----BEGIN CERTIFICATE-----\n" + b64.encodeToString(ks.getCertificate(SelfSignedKeyStore.ALIAS).getEncoded())
-                + "\n-----END CERTIFICATE-----\n");
-        Files.writeString(key, "-----BEGIN PRIVATE KEY-----\n" + b64.encodeToString(ks.getKey(SelfSignedKeyStore.ALIAS, pass).getEncoded())
-                + "\n-----END PRIVATE KEY-----\n");
-        Files.delete(p12);
-        return new Path[] {cert, key};
     }
 
     /** A UDP port free a moment ago (the sample server takes a port number and binds it itself). */

@@ -1,6 +1,7 @@
 package dev.ccagent.it.kwik;
 
 import dev.ccagent.it.Acceptance;
+import dev.ccagent.it.DebianTool;
 import dev.ccagent.it.ForkedJvm;
 import dev.ccagent.it.ProcessCpu;
 import org.junit.jupiter.api.Test;
@@ -106,14 +107,14 @@ class KwikCpuTest {
     @Test
     @Timeout(value = 900, unit = TimeUnit.SECONDS)
     void injectedAlgorithmsOnACpuBoundHttp3Transfer() throws Exception {
-        Path client = FlupkeFileServerDownloadsTest.findClient();
+        DebianTool client = FlupkeFileServerDownloadsTest.findClient();
         Path dir = KwikIt.workDir("cpu-http3");
         Path www = Files.createDirectories(dir.resolve("www"));
         byte[] content = new byte[(int) BYTES];
         new Random(36).nextBytes(content);
         Files.write(www.resolve("f10m.bin"), content);
         byte[] sha = FlupkeFileServerDownloadsTest.sha256(content);
-        Path[] pem = FlupkeFileServerDownloadsTest.pemCertificateAndKey(dir);
+        Path[] pem = SelfSignedKeyStore.generateRsaPem(dir);
         Path downloads = Files.createDirectories(dir.resolve("dl"));
         List<String> failures = new ArrayList<>();
         for (String algorithm : KwikAlgorithmsTest.EXPECTED) {
@@ -177,7 +178,7 @@ class KwikCpuTest {
      * One download of the 10 MB file by a fresh ngtcp2 client; checks its bytes; the server's CPU nanoseconds
      * meanwhile, less its JIT compiler threads' (never below one 10 ms tick).
      */
-    private static long http3Download(Path client, KwikIt.Server server, Path downloads, byte[] sha)
+    private static long http3Download(DebianTool client, KwikIt.Server server, Path downloads, byte[] sha)
             throws Exception {
         Path file = downloads.resolve("f10m.bin");
         Files.deleteIfExists(file);

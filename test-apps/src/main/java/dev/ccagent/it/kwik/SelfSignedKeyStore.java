@@ -2,10 +2,12 @@ package dev.ccagent.it.kwik;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -59,6 +61,27 @@ public final class SelfSignedKeyStore {
         } finally {
             p.destroyForcibly();
         }
+    }
+
+    /**
+     * A self-signed RSA certificate and its PKCS#8 key as PEM files {@code dir/cert.pem} and {@code dir/key.pem}
+     * (returned in that order), the form C servers and Flupke's sample server read (its key reader takes RSA keys
+     * only); made by {@link #generateRsa}, whose key store is deleted again.
+     */
+    public static Path[] generateRsaPem(Path dir) throws IOException, InterruptedException, GeneralSecurityException {
+        Path p12 = dir.resolve("server-rsa.p12");
+        Files.deleteIfExists(p12);
+        generateRsa(p12);
+        KeyStore ks = load(p12);
+        Base64.Encoder b64 = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
+        Path cert = dir.resolve("cert.pem");
+        Path key = dir.resolve("key.pem");
+        Files.writeString(cert, "-----BEGIN CERTIFICATE-----\n" + b64.encodeToString(ks.getCertificate(ALIAS).getEncoded())
+                + "\n-----END CERTIFICATE-----\n");
+        Files.writeString(key, "-----BEGIN PRIVATE KEY-----\n" + b64.encodeToString(ks.getKey(ALIAS, PASSWORD).getEncoded())
+                + "\n-----END PRIVATE KEY-----\n");
+        Files.delete(p12);
+        return new Path[] {cert, key};
     }
 
     public static KeyStore load(Path file) throws IOException, GeneralSecurityException {
