@@ -2,6 +2,7 @@ package dev.ccagent.it.bench;
 
 import dev.ccagent.report.RecordingReport;
 import dev.ccagent.it.BuildTree;
+import dev.ccagent.it.DebianTool;
 import dev.ccagent.it.LoadAverage;
 import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
@@ -36,7 +37,7 @@ import java.util.regex.Matcher;
 import java.util.stream.Collectors;
 
 /**
- * The benchmark matrix (issue 6), run outside Maven, on both stacks side by side.
+ * The benchmark matrix (issue 6), run outside Maven, on both stacks and a peer implementation side by side.
  *
  * <ul>
  *   <li><b>kwik</b>: one kwik server JVM per configuration (stock NewReno, our newreno / cubic /
@@ -47,6 +48,9 @@ import java.util.stream.Collectors;
  *   <li><b>Netty QUIC</b> (quiche): per scenario and configuration one forked {@code NettyBulkApp}
  *       (server, client and emulator in one JVM) with the agent choosing quiche's algorithm and,
  *       for the paced configuration, pacing; a warm-up transfer first, path stats every 100 ms.</li>
+ *   <li><b>the peer</b>, ngtcp2 ({@link Ngtcp2Peer}): its example server per configuration (one of its
+ *       congestion controllers), kept for the whole matrix, and a fresh example client per transfer through
+ *       the same emulator as kwik's; the figures from outside both (client log, server qlog, /proc).</li>
  * </ul>
  * Warm-ups go through a fast emulated link (100 Mbit/s, 10 ms) that still shapes, so that the
  * pacers are compiled too; before the matrix, one such transfer JIT-compiles this JVM's emulator:
@@ -58,7 +62,7 @@ import java.util.stream.Collectors;
  * <pre>
  * java -cp tools/target/classes:$(cat tools/target/classpath.txt):agent/target/ccagent.jar \
  *      dev.ccagent.it.bench.QuicBenchmarks [--reps 3] [--slow-reps 2] [--scenarios clean,loss1,...]
- *      [--configs kwik,netty | kwik/stock,kwik/bbr1,netty/bbr+pacing,...] [--overhead-reps 10] [--no-overhead]
+ *      [--configs kwik,netty,ngtcp2 | kwik/stock,kwik/bbr1,netty/bbr+pacing,ngtcp2/bbr2,...] [--overhead-reps 10] [--no-overhead]
  *      [--out docs/bench] [--markdown BENCHMARKS.md]
  * </pre>
  */
@@ -121,13 +125,15 @@ public final class QuicBenchmarks {
             new Scenario("loss2", "20 Mbit/s, 50 ms, 2% loss, 1 BDP", 20_000_000, 50, 0.02, 1, 0, 0, 4_000_000, true),
             new Scenario("wifi", "20 Mbit/s, 40 ms, 0-8 ms jitter (data), ACKs served every 10 ms (aggregated), 1 BDP",
                     20_000_000, 40, 0, 1, 8, 10, 6_000_000, true),
+            new Scenario("ackburst", "20 Mbit/s, 40 ms, ACKs released in 20 ms bursts, 2 BDP (issue 36's aggregated-ACK link)",
+                    20_000_000, 40, 0, 2, 0, 20, 6_000_000, true),
             new Scenario("shallow", "20 Mbit/s, 40 ms, 0.25 BDP", 20_000_000, 40, 0, 0.25, 0, 0, 6_000_000, true),
             new Scenario("lfn", "20 Mbit/s, 300 ms, 1 BDP (long fat pipe)", 20_000_000, 300, 0, 1, 0, 0, 12_000_000, true),
             new Scenario("loopback", "plain 127.0.0.1, no emulator", 0, 0, 0, 0, 0, 0, 50_000_000, false));
 
     /** One column of the matrix: a stack and what the agent makes it run. */
     record Config(String name, String agentArgs, boolean stock, String description) {
-        /** The stack, the name's part before its '/' ("kwik", "netty"). */
+        /** The stack, the name's part before its '/' ("kwik", "netty", "ngtcp2"). */
         String stack() {
             return name.substring(0, name.indexOf('/'));
         }
@@ -150,7 +156,11 @@ public final class QuicBenchmarks {
             new Config("netty/reno", "netty.cc=reno", false, "quiche Reno chosen by the agent, unpaced"),
             new Config("netty/bbr", "netty.cc=bbr", false, "quiche BBR (bbr2_gcongestion) chosen by the agent, unpaced"),
             new Config("netty/bbr+pacing", "netty.cc=bbr;netty.pacing=on", false,
-                    "quiche BBR with the agent's pacing of quiche's send times"));
+                    "quiche BBR with the agent's pacing of quiche's send times"),
+            new Config("ngtcp2/cubic", "--cc=cubic", true, "peer: ngtcp2's example server and client, its default CUBIC"),
+            new Config("ngtcp2/reno", "--cc=reno", false, "peer: ngtcp2's Reno"),
+            new Config("ngtcp2/bbr", "--cc=bbr", false, "peer: ngtcp2's BBR (v1 in ngtcp2 0.12)"),
+            new Config("ngtcp2/bbr2", "--cc=bbr2", false, "peer: ngtcp2's BBRv2"));
 
     static final long KWIK_WARMUP_BYTES = 20_000_000;
     /** RTT samples from this long after a connection's first one count as steady state. */
@@ -257,7 +267,7 @@ public final class QuicBenchmarks {
         System.exit(b.run(String.join(" ", args)));
     }
 
-    /** Configurations by name ({@code kwik/bbr1}) or by stack ({@code kwik}, {@code netty}). */
+    /** Configurations by name ({@code kwik/bbr1}) or by stack ({@code kwik}, {@code netty}, {@code ngtcp2}). */
     static List<Config> selectConfigs(String list) {
         List<Config> out = new ArrayList<>();
         for (String want : list.split(",")) {
@@ -269,7 +279,7 @@ public final class QuicBenchmarks {
                 }
             }
             if (!found) {
-                System.err.println("unknown configuration '" + want + "'; known: kwik, netty, "
+                System.err.println("unknown configuration '" + want + "'; known: kwik, netty, ngtcp2, "
                         + CONFIGS.stream().map(c -> c.name).reduce((a, b) -> a + ", " + b).orElse(""));
                 System.exit(2);
             }
@@ -299,6 +309,10 @@ public final class QuicBenchmarks {
         final Map<String, Link> links = new LinkedHashMap<>();
         final Map<String, String> scenarioLoad = new LinkedHashMap<>();
         final Map<String, KwikRun> servers = new LinkedHashMap<>();
+        /** The peer's servers by configuration, and its client and document root. */
+        final Map<String, Ngtcp2Peer> peers = new LinkedHashMap<>();
+        DebianTool peerClient;
+        Path peerFiles;
         final Map<String, Path> jfrs = new LinkedHashMap<>();
         final Map<String, Integer> servedCursor = new LinkedHashMap<>();
 
@@ -320,14 +334,20 @@ public final class QuicBenchmarks {
         String storePass = new String(SelfSignedKeyStore.PASSWORD);
         Path jfc = writeRecordingSettings(work);
         MatrixRun m = new MatrixRun(selectedScenarios());
-        Thread cleanup = new Thread(() -> m.servers.values().forEach(KwikRun::close), "bench-cleanup");
+        Thread cleanup = new Thread(() -> {
+            m.servers.values().forEach(KwikRun::close);
+            m.peers.values().forEach(Ngtcp2Peer::destroy);
+        }, "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
         try {
             startKwikServers(tree, work, keyStore, jfc, m);
-            warmUpEmulator(tree, m);
+            startPeers(work, m);
+            warmUpEmulator(tree, work, m);
             runScenarios(tree, work, keyStore, storePass, jfc, m);
+            addPeerFigures(m);
         } finally {
             stopKwikServers(m);
+            stopPeers(m);
         }
         addRecordedFigures(m.rows, readRecordings(m.jfrs));
         writeCsv(m.rows);
@@ -390,9 +410,58 @@ public final class QuicBenchmarks {
         }
     }
 
-    /** JIT-compiles this JVM's link emulator (every scenario's kwik transfers pass through it). */
-    void warmUpEmulator(BuildTree tree, MatrixRun m) throws Exception {
+    /**
+     * ngtcp2's server, one per peer configuration, all up before the first scenario: Debian's programs, fetched into
+     * the work directory when they are not installed ({@link DebianTool}); a self-signed RSA certificate.
+     */
+    void startPeers(Path work, MatrixRun m) throws Exception {
+        List<Config> peers = configs.stream().filter(c -> c.stack().equals("ngtcp2")).collect(Collectors.toList());
+        if (peers.isEmpty()) {
+            return;
+        }
+        Path tools = Path.of("tools", "target", "debian-tools");
+        DebianTool server = DebianTool.find(Ngtcp2Peer.SERVER, "ngtcp2-server", tools);
+        m.peerClient = DebianTool.find(Ngtcp2Peer.CLIENT, "ngtcp2-client", tools);
+        progress("ngtcp2 peers " + peers.stream().map(c -> c.name).collect(Collectors.toList()) + ": server " + server
+                + ", client " + m.peerClient);
+        m.peerFiles = Files.createDirectories(work.resolve("ngtcp2-www"));
+        Path[] pem = SelfSignedKeyStore.generateRsaPem(Files.createDirectories(work.resolve("ngtcp2-cert")));
+        for (Config c : peers) {
+            m.peers.put(c.name, Ngtcp2Peer.start(server, work, c.fileName(), c.agentArgs.substring("--cc=".length()),
+                    m.peerFiles, pem));
+        }
+    }
+
+    /** The file of {@code bytes} random bytes the peers serve, written on first use. */
+    static String peerFile(MatrixRun m, long bytes) throws IOException {
+        String name = "f" + bytes + ".bin";
+        Path f = m.peerFiles.resolve(name);
+        if (!Files.exists(f)) {
+            java.util.Random rnd = new java.util.Random(bytes);
+            byte[] buf = new byte[1 << 16];
+            try (java.io.OutputStream out = Files.newOutputStream(f)) {
+                for (long left = bytes; left > 0; left -= buf.length) {
+                    rnd.nextBytes(buf);
+                    out.write(buf, 0, (int) Math.min(buf.length, left));
+                }
+            }
+        }
+        return name;
+    }
+
+    /** JIT-compiles this JVM's link emulator (every scenario's kwik and peer transfers pass through it). */
+    void warmUpEmulator(BuildTree tree, Path work, MatrixRun m) throws Exception {
         if (m.servers.isEmpty()) {
+            if (!m.peers.isEmpty()) {
+                Ngtcp2Peer p = m.peers.values().iterator().next();
+                try (LinkEmulator fast = LinkEmulator.start(new InetSocketAddress("127.0.0.1", p.port), warmupLink(),
+                        warmupLink(), 1)) {
+                    String file = peerFile(m, EMULATOR_WARMUP_BYTES);
+                    Ngtcp2Peer.Transfer t = p.download(m.peerClient, fast.port(), file, m.peerFiles.resolve(file), work, -1);
+                    progress(String.format(Locale.ROOT, "emulator warm-up (ngtcp2): %.1f Mbit/s%s", t.mbps(),
+                            t.ok ? "" : " FAILED: " + t.error));
+                }
+            }
             return;
         }
         Map.Entry<String, KwikRun> firstEntry = m.servers.entrySet().iterator().next();
@@ -412,15 +481,55 @@ public final class QuicBenchmarks {
             progress("scenario " + sc.name + " (" + sc.description + "), " + n + " x " + sc.bytes / 1_000_000.0
                     + " MB per configuration; load " + before);
             for (Config c : configs) {
-                List<Row> measured = c.stack().equals("kwik")
-                        ? kwikScenario(tree, sc, c, n, m.servers.get(c.name), m.servedCursor, m.links)
-                        : nettyScenario(tree, work, keyStore, storePass, jfc, sc, c, n, m.links, m.jfrs);
+                List<Row> measured = switch (c.stack()) {
+                    case "kwik" -> kwikScenario(tree, sc, c, n, m.servers.get(c.name), m.servedCursor, m.links);
+                    case "ngtcp2" -> peerScenario(work, sc, c, n, m);
+                    default -> nettyScenario(tree, work, keyStore, storePass, jfc, sc, c, n, m.links, m.jfrs);
+                };
                 m.rows.addAll(measured);
                 progress(String.format(Locale.ROOT, "  %-17s %s", c.name, measured.stream()
                         .map(r -> String.format(Locale.ROOT, "%.2f Mbit/s%s", r.mbps, r.ok ? "" : " FAILED"))
                         .reduce((a, b) -> a + ", " + b).orElse("no result")));
             }
             m.scenarioLoad.put(sc.name, before + " → " + load());
+        }
+    }
+
+    /**
+     * The peer's RTT and losses per transfer from its server's qlog of that connection (read once every transfer
+     * is over: ngtcp2 completes a connection's qlog when the connection ends, after its draining period).
+     */
+    void addPeerFigures(MatrixRun m) throws IOException, InterruptedException {
+        if (m.peers.isEmpty()) {
+            return;
+        }
+        Thread.sleep(3000); // the last connection's draining period (3 PTO)
+        for (Row r : m.rows) {
+            Ngtcp2Peer p = m.peers.get(r.config);
+            if (p == null || !r.ok) {
+                continue;
+            }
+            Ngtcp2Peer.Qlog q = p.qlog(r.odcid);
+            if (q == null) {
+                continue;
+            }
+            long[] rtt = q.rttEvery100Ms.stream().mapToLong(v -> Math.round(v * 1e6)).sorted().toArray();
+            if (rtt.length > 0) {
+                r.rttP50 = percentile(rtt, 0.50);
+                r.rttP95 = percentile(rtt, 0.95);
+            }
+            long[] steady = q.rttSteady.stream().mapToLong(v -> Math.round(v * 1e6)).sorted().toArray();
+            if (steady.length >= 5) {
+                r.rttP95Steady = percentile(steady, 0.95);
+            }
+            r.lostJfr = q.packetsLost;
+        }
+    }
+
+    /** Stops the peer's servers. */
+    void stopPeers(MatrixRun m) throws InterruptedException {
+        for (Ngtcp2Peer p : m.peers.values()) {
+            p.close();
         }
     }
 
@@ -487,8 +596,8 @@ public final class QuicBenchmarks {
         md.append(method()).append("\n");
         md.append("Configurations:\n\n");
         for (Config c : configs) {
-            md.append("- `").append(c.name).append("`: ").append(c.description).append(" (agent: `").append(c.agentArgs)
-                    .append("`)\n");
+            md.append("- `").append(c.name).append("`: ").append(c.description)
+                    .append(c.stack().equals("ngtcp2") ? " (server: `" : " (agent: `").append(c.agentArgs).append("`)\n");
         }
         md.append("\n");
         for (Scenario sc : m.scenarios) {
@@ -541,6 +650,43 @@ public final class QuicBenchmarks {
             r.cpuSeconds = rep < cpu.size() ? cpu.get(rep) : -1;
             out.add(r);
             rep++;
+        }
+        return out;
+    }
+
+    /**
+     * One peer configuration in one scenario: a fresh link emulator in front of its server, then the repetitions,
+     * each a fresh ngtcp2 client (no warm-up: neither end runs on a JIT).
+     */
+    List<Row> peerScenario(Path work, Scenario sc, Config c, int n, MatrixRun m) throws IOException, InterruptedException {
+        Ngtcp2Peer p = m.peers.get(c.name);
+        String file = peerFile(m, sc.bytes);
+        List<Row> out = new ArrayList<>();
+        LinkEmulator em = sc.rate > 0 ? LinkEmulator.start(new InetSocketAddress("127.0.0.1", p.port), sc.profile(false),
+                sc.profile(true), 7) : null;
+        try {
+            for (int rep = 0; rep < n; rep++) {
+                Ngtcp2Peer.Transfer t = p.download(m.peerClient, em != null ? em.port() : p.port, file,
+                        m.peerFiles.resolve(file), work, rep);
+                Row r = new Row(sc.name, c.name, rep);
+                r.bytes = t.bytes;
+                r.seconds = t.seconds;
+                r.mbps = t.mbps();
+                r.ok = t.ok;
+                r.odcid = t.serverCid;
+                r.cpuSeconds = t.cpuSeconds;
+                if (!t.ok) {
+                    progress("  " + c.name + " repetition " + rep + " failed: " + t.error);
+                }
+                out.add(r);
+            }
+            if (em != null) {
+                m.links.put(sc.name + "/" + c.name, Link.of(em.toClientStats()));
+            }
+        } finally {
+            if (em != null) {
+                em.close();
+            }
         }
         return out;
     }
@@ -630,7 +776,7 @@ public final class QuicBenchmarks {
         sb.append(sc.bytes / 1_000_000.0).append(" MB per download; load average during the scenario: ").append(load)
                 .append("\n\n");
         sb.append("| config | n | goodput Mbit/s (spread) | time s | utilisation | link busy | RTT p50 / p95 (p95 after 1.5 s) ms "
-                + "| queue p50 / p95 ms (emulator) | lost (JFR) | drops | CPU s/MB | vs stock of its stack |\n");
+                + "| queue p50 / p95 ms (emulator) | lost (JFR; qlog) | drops | CPU s/MB | vs stock of its stack |\n");
         sb.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Config c : configs) {
             List<Row> rs = select(rows, sc.name, c.name);
@@ -661,7 +807,8 @@ public final class QuicBenchmarks {
                     Double.isNaN(median(of(rs, r -> r.lostJfr))) ? "-" : String.format(Locale.ROOT, "%.0f",
                             median(of(rs, r -> r.lostJfr))),
                     sc.rate > 0 && l != null ? Long.toString(l.drops) : "-",
-                    Double.isNaN(cpu) ? "-" : String.format(Locale.ROOT, "%.3f%s", cpu, c.stack().equals("netty") ? "†" : ""),
+                    Double.isNaN(cpu) ? "-" : String.format(Locale.ROOT, "%.3f%s", cpu,
+                            c.stack().equals("netty") ? "†" : c.stack().equals("ngtcp2") ? "‡" : ""),
                     c.stock ? "1.00x" : stock > 0 ? String.format(Locale.ROOT, "%.2fx", med / stock) : "-"));
         }
         sb.append("\n");
@@ -788,19 +935,26 @@ public final class QuicBenchmarks {
                 + "(`netty.cc=`, `netty/cubic` = quiche's default, untouched) and for `netty/bbr+pacing` pacing datagrams at "
                 + "quiche's send times (`netty.pacing=on`); path stats every 100 ms into the same JFR event; a "
                 + NETTY_WARMUP_BYTES / 1_000_000 + " MB warm-up through the same fast link first. Before anything, one "
-                + EMULATOR_WARMUP_BYTES / 1_000_000 + " MB transfer through it warms this JVM's emulator.\n\n"
+                + EMULATOR_WARMUP_BYTES / 1_000_000 + " MB transfer through it warms this JVM's emulator. The peer "
+                + "(`ngtcp2/*`): ngtcp2 0.12's example HTTP/3 server (`gtlsserver`, C, Debian's `ngtcp2-server`, fetched "
+                + "into `tools/target/debian-tools` when not installed) with `--cc=NAME`, started once for the whole matrix, "
+                + "and per repetition a fresh example client (`gtlsclient`) through the same kind of fresh emulator; nothing "
+                + "of ours in either process; the time from the client's debug log (its request frame to nghttp3's close of "
+                + "the stream, millisecond stamps), every file's SHA-256 checked, RTT and losses from the server's qlog, "
+                + "its CPU from /proc.\n\n"
                 + "Goodput = bytes / client-measured time from the request to the last byte (the handshake is before it). "
                 + "Utilisation = goodput / link rate. Link busy = what the emulator delivered to the client (QUIC and UDP "
                 + "headers, retransmissions and the handshake included) / (link rate × the transfers' time). RTT = smoothed RTT of the connection's CongestionState "
                 + "samples, all of them and (in brackets) those "
                 + "from 1.5 s after the first, without start-up (kwik's "
-                + "stock controller exposes none; for Netty it is quiche's). Lost = packets the controller declared lost "
-                + "(our controllers on kwik, quiche on Netty; JFR); drops = what the emulator dropped in the data direction "
+                + "stock controller exposes none; for Netty it is quiche's; for the peer its server's qlog "
+                + "`recovery:metrics_updated`, the latest value every 100 ms). Lost = packets the controller declared lost "
+                + "(our controllers on kwik, quiche on Netty, JFR; the peer's qlog `recovery:packet_lost`); drops = what the emulator dropped in the data direction "
                 + "(random + queue), all repetitions; queue = how long each admitted datagram waited in the emulator's "
                 + "bottleneck queue (0.1 ms buckets), median and p95 over all repetitions: the standing queue a sender keeps."
                 + " CPU s/MB: kwik = the server process during the transfer; † Netty = "
                 + "the whole JVM (server, client and emulator), so the two stacks' CPU columns do not compare with each "
-                + "other. Median of the repetitions, spread = min–max; the ratio is against the stock configuration of the "
+                + "other; ‡ the peer = its C server process (/proc, 10 ms ticks). Median of the repetitions, spread = min–max; the ratio is against the stock configuration of the "
                 + "same stack in the same run.\n";
     }
 
