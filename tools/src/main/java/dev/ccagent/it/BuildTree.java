@@ -103,6 +103,29 @@ public final class BuildTree {
     }
 
     /**
+     * The class path of Flupke 0.6's sample HTTP/3 file server: kwik with its dependencies (as
+     * {@link #kwikAppClassPath()}, without our test applications) and the flupke and qpack jars the build copies
+     * to {@code tools/target/apps}; no class of ours.
+     */
+    public String flupkeSampleClassPath() throws IOException {
+        String sep = File.separator;
+        Path apps = root.resolve("tools").resolve("target").resolve("apps");
+        Path flupke = apps.resolve("flupke-0.6.jar");
+        if (!Files.exists(flupke)) {
+            throw new IOException(flupke + " is missing: " + HINT);
+        }
+        String qpack;
+        try (java.util.stream.Stream<Path> all = Files.list(apps)) {
+            qpack = all.map(Path::toString).filter(n -> n.contains(sep + "qpack-")).findFirst()
+                    .orElseThrow(() -> new IOException("no qpack jar in " + apps + ": " + HINT));
+        }
+        return ForkedJvm.filterClassPath(runtimeClassPath,
+                e -> e.contains(sep + "tech" + sep + "kwik" + sep + "kwik" + sep) || e.contains(sep + "agent15")
+                        || e.contains(sep + "at" + sep + "favre" + sep) || e.contains(sep + "io" + sep + "whitfin" + sep))
+                + File.pathSeparator + flupke + File.pathSeparator + qpack;
+    }
+
+    /**
      * The class path of a forked {@code NettyBulkApp}: test-apps' classes, the emulator's (it runs one in
      * its JVM) and the Netty 4.2 QUIC jars the build copies to
      * {@code test-apps/netty-jars/netty-current/target/jars} (with the native quiche library for

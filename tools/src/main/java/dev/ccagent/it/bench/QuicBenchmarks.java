@@ -37,7 +37,8 @@ import java.util.regex.Matcher;
 import java.util.stream.Collectors;
 
 /**
- * The benchmark matrix (issue 6), run outside Maven, on both stacks and a peer implementation side by side.
+ * The benchmark matrix (issue 6), run outside Maven, on both stacks, a real HTTP/3 server on kwik and a peer
+ * implementation side by side.
  *
  * <ul>
  *   <li><b>kwik</b>: one kwik server JVM per configuration (stock NewReno, our newreno / cubic /
@@ -48,9 +49,11 @@ import java.util.stream.Collectors;
  *   <li><b>Netty QUIC</b> (quiche): per scenario and configuration one forked {@code NettyBulkApp}
  *       (server, client and emulator in one JVM) with the agent choosing quiche's algorithm and,
  *       for the paced configuration, pacing; a warm-up transfer first, path stats every 100 ms.</li>
- *   <li><b>the peer</b>, ngtcp2 ({@link Ngtcp2Peer}): its example server per configuration (one of its
- *       congestion controllers), kept for the whole matrix, and a fresh example client per transfer through
- *       the same emulator as kwik's; the figures from outside both (client log, server qlog, /proc).</li>
+ *   <li><b>HTTP/3 servers</b>, one per configuration, kept for the whole matrix, each downloaded from by a
+ *       fresh ngtcp2 example client per transfer ({@link Ngtcp2Client}) through the same emulator as kwik's:
+ *       Flupke's sample server on kwik with the agent ({@link FlupkeSampleServer}, {@code flupke/*}) and the
+ *       peer, ngtcp2's example server with one of its congestion controllers ({@link Ngtcp2Peer},
+ *       {@code ngtcp2/*}); the figures from outside the servers (client log, JFR or qlog, /proc).</li>
  * </ul>
  * Warm-ups go through a fast emulated link (100 Mbit/s, 10 ms) that still shapes, so that the
  * pacers are compiled too; before the matrix, one such transfer JIT-compiles this JVM's emulator:
@@ -133,7 +136,7 @@ public final class QuicBenchmarks {
 
     /** One column of the matrix: a stack and what the agent makes it run. */
     record Config(String name, String agentArgs, boolean stock, String description) {
-        /** The stack, the name's part before its '/' ("kwik", "netty", "ngtcp2"). */
+        /** The stack, the name's part before its '/' ("kwik", "netty", "flupke", "ngtcp2"). */
         String stack() {
             return name.substring(0, name.indexOf('/'));
         }
@@ -157,7 +160,12 @@ public final class QuicBenchmarks {
             new Config("netty/bbr", "netty.cc=bbr", false, "quiche BBR (bbr2_gcongestion) chosen by the agent, unpaced"),
             new Config("netty/bbr+pacing", "netty.cc=bbr;netty.pacing=on", false,
                     "quiche BBR with the agent's pacing of quiche's send times"),
-            new Config("ngtcp2/cubic", "--cc=cubic", true, "peer: ngtcp2's example server and client, its default CUBIC"),
+            new Config("flupke/stock", "cc=stock", true,
+                    "Flupke 0.6's sample HTTP/3 server on kwik 0.10.9, kwik's own NewReno (the agent only observes)"),
+            new Config("flupke/cubic", "cc=cubic", false, "the same server, our CUBIC injected"),
+            new Config("flupke/bbr1", "cc=bbr1", false, "the same server, our BBRv1 injected"),
+            new Config("flupke/bbr3", "cc=bbr3", false, "the same server, our BBRv3 injected"),
+            new Config("ngtcp2/cubic", "--cc=cubic", true, "peer: ngtcp2's example server, its default CUBIC"),
             new Config("ngtcp2/reno", "--cc=reno", false, "peer: ngtcp2's Reno"),
             new Config("ngtcp2/bbr", "--cc=bbr", false, "peer: ngtcp2's BBR (v1 in ngtcp2 0.12)"),
             new Config("ngtcp2/bbr2", "--cc=bbr2", false, "peer: ngtcp2's BBRv2"));
@@ -279,7 +287,7 @@ public final class QuicBenchmarks {
                 }
             }
             if (!found) {
-                System.err.println("unknown configuration '" + want + "'; known: kwik, netty, ngtcp2, "
+                System.err.println("unknown configuration '" + want + "'; known: kwik, netty, flupke, ngtcp2, "
                         + CONFIGS.stream().map(c -> c.name).reduce((a, b) -> a + ", " + b).orElse(""));
                 System.exit(2);
             }
@@ -309,10 +317,11 @@ public final class QuicBenchmarks {
         final Map<String, Link> links = new LinkedHashMap<>();
         final Map<String, String> scenarioLoad = new LinkedHashMap<>();
         final Map<String, KwikRun> servers = new LinkedHashMap<>();
-        /** The peer's servers by configuration, and its client and document root. */
+        /** The HTTP/3 servers by configuration ({@code flupke/*}, {@code ngtcp2/*}), their client and document root. */
         final Map<String, Ngtcp2Peer> peers = new LinkedHashMap<>();
-        DebianTool peerClient;
-        Path peerFiles;
+        final Map<String, FlupkeSampleServer> flupkes = new LinkedHashMap<>();
+        DebianTool http3Client;
+        Path http3Files;
         final Map<String, Path> jfrs = new LinkedHashMap<>();
         final Map<String, Integer> servedCursor = new LinkedHashMap<>();
 
@@ -337,17 +346,18 @@ public final class QuicBenchmarks {
         Thread cleanup = new Thread(() -> {
             m.servers.values().forEach(KwikRun::close);
             m.peers.values().forEach(Ngtcp2Peer::destroy);
+            m.flupkes.values().forEach(FlupkeSampleServer::close);
         }, "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
         try {
             startKwikServers(tree, work, keyStore, jfc, m);
-            startPeers(work, m);
+            startHttp3Servers(tree, work, jfc, m);
             warmUpEmulator(tree, work, m);
             runScenarios(tree, work, keyStore, storePass, jfc, m);
             addPeerFigures(m);
         } finally {
             stopKwikServers(m);
-            stopPeers(m);
+            stopHttp3Servers(m);
         }
         addRecordedFigures(m.rows, readRecordings(m.jfrs));
         writeCsv(m.rows);
@@ -411,31 +421,46 @@ public final class QuicBenchmarks {
     }
 
     /**
-     * ngtcp2's server, one per peer configuration, all up before the first scenario: Debian's programs, fetched into
-     * the work directory when they are not installed ({@link DebianTool}); a self-signed RSA certificate.
+     * The HTTP/3 servers, one per {@code flupke/*} and {@code ngtcp2/*} configuration, all up before the first
+     * scenario, serving one document root; ngtcp2's client and server are Debian's programs, fetched into
+     * {@code tools/target/debian-tools} when they are not installed ({@link DebianTool}); a self-signed RSA
+     * certificate (the form both servers read).
      */
-    void startPeers(Path work, MatrixRun m) throws Exception {
-        List<Config> peers = configs.stream().filter(c -> c.stack().equals("ngtcp2")).collect(Collectors.toList());
-        if (peers.isEmpty()) {
+    void startHttp3Servers(BuildTree tree, Path work, Path jfc, MatrixRun m) throws Exception {
+        List<Config> http3 = configs.stream().filter(c -> c.stack().equals("ngtcp2") || c.stack().equals("flupke"))
+                .collect(Collectors.toList());
+        if (http3.isEmpty()) {
             return;
         }
-        Path tools = Path.of("tools", "target", "debian-tools");
-        DebianTool server = DebianTool.find(Ngtcp2Peer.SERVER, "ngtcp2-server", tools);
-        m.peerClient = DebianTool.find(Ngtcp2Peer.CLIENT, "ngtcp2-client", tools);
-        progress("ngtcp2 peers " + peers.stream().map(c -> c.name).collect(Collectors.toList()) + ": server " + server
-                + ", client " + m.peerClient);
-        m.peerFiles = Files.createDirectories(work.resolve("ngtcp2-www"));
-        Path[] pem = SelfSignedKeyStore.generateRsaPem(Files.createDirectories(work.resolve("ngtcp2-cert")));
-        for (Config c : peers) {
-            m.peers.put(c.name, Ngtcp2Peer.start(server, work, c.fileName(), c.agentArgs.substring("--cc=".length()),
-                    m.peerFiles, pem));
+        Path tools = tree.root().resolve("tools").resolve("target").resolve("debian-tools");
+        m.http3Client = DebianTool.find(Ngtcp2Client.PROGRAM, "ngtcp2-client", tools);
+        m.http3Files = Files.createDirectories(work.resolve("http3-www"));
+        Path[] pem = SelfSignedKeyStore.generateRsaPem(Files.createDirectories(work.resolve("http3-cert")));
+        progress("HTTP/3 servers " + http3.stream().map(c -> c.name).collect(Collectors.toList()) + "; client "
+                + m.http3Client);
+        DebianTool server = null;
+        for (Config c : http3) {
+            if (c.stack().equals("ngtcp2")) {
+                if (server == null) {
+                    server = DebianTool.find(Ngtcp2Peer.SERVER, "ngtcp2-server", tools);
+                    progress("ngtcp2's server " + server);
+                }
+                m.peers.put(c.name, Ngtcp2Peer.start(server, work, c.fileName(), c.agentArgs.substring("--cc=".length()),
+                        m.http3Files, pem));
+            } else {
+                Path jfr = work.resolve(c.fileName() + ".jfr");
+                m.flupkes.put(c.name, FlupkeSampleServer.start(tree, work, c.fileName(),
+                        c.agentArgs + ";fix.kwik-stream-stall=on", m.http3Files, pem, List.of(
+                                "-XX:StartFlightRecording=settings=" + jfc + ",filename=" + jfr + ",dumponexit=true")));
+                m.jfrs.put(c.name, jfr);
+            }
         }
     }
 
-    /** The file of {@code bytes} random bytes the peers serve, written on first use. */
-    static String peerFile(MatrixRun m, long bytes) throws IOException {
+    /** The file of {@code bytes} random bytes the HTTP/3 servers serve, written on first use. */
+    static String http3File(MatrixRun m, long bytes) throws IOException {
         String name = "f" + bytes + ".bin";
-        Path f = m.peerFiles.resolve(name);
+        Path f = m.http3Files.resolve(name);
         if (!Files.exists(f)) {
             java.util.Random rnd = new java.util.Random(bytes);
             byte[] buf = new byte[1 << 16];
@@ -449,18 +474,14 @@ public final class QuicBenchmarks {
         return name;
     }
 
-    /** JIT-compiles this JVM's link emulator (every scenario's kwik and peer transfers pass through it). */
+    /** JIT-compiles this JVM's link emulator (every scenario's transfers pass through it). */
     void warmUpEmulator(BuildTree tree, Path work, MatrixRun m) throws Exception {
         if (m.servers.isEmpty()) {
-            if (!m.peers.isEmpty()) {
-                Ngtcp2Peer p = m.peers.values().iterator().next();
-                try (LinkEmulator fast = LinkEmulator.start(new InetSocketAddress("127.0.0.1", p.port), warmupLink(),
-                        warmupLink(), 1)) {
-                    String file = peerFile(m, EMULATOR_WARMUP_BYTES);
-                    Ngtcp2Peer.Transfer t = p.download(m.peerClient, fast.port(), file, m.peerFiles.resolve(file), work, -1);
-                    progress(String.format(Locale.ROOT, "emulator warm-up (ngtcp2): %.1f Mbit/s%s", t.mbps(),
-                            t.ok ? "" : " FAILED: " + t.error));
-                }
+            if (!m.peers.isEmpty() || !m.flupkes.isEmpty()) {
+                String name = !m.peers.isEmpty() ? m.peers.keySet().iterator().next() : m.flupkes.keySet().iterator().next();
+                Ngtcp2Client.Transfer t = http3Download(work, m, name, warmupLink(), EMULATOR_WARMUP_BYTES, "warmup");
+                progress(String.format(Locale.ROOT, "emulator warm-up (%s): %.1f Mbit/s%s", name, t.mbps(),
+                        t.ok ? "" : " FAILED: " + t.error));
             }
             return;
         }
@@ -483,7 +504,7 @@ public final class QuicBenchmarks {
             for (Config c : configs) {
                 List<Row> measured = switch (c.stack()) {
                     case "kwik" -> kwikScenario(tree, sc, c, n, m.servers.get(c.name), m.servedCursor, m.links);
-                    case "ngtcp2" -> peerScenario(work, sc, c, n, m);
+                    case "ngtcp2", "flupke" -> http3Scenario(work, sc, c, n, m);
                     default -> nettyScenario(tree, work, keyStore, storePass, jfc, sc, c, n, m.links, m.jfrs);
                 };
                 m.rows.addAll(measured);
@@ -526,10 +547,13 @@ public final class QuicBenchmarks {
         }
     }
 
-    /** Stops the peer's servers. */
-    void stopPeers(MatrixRun m) throws InterruptedException {
+    /** Stops the HTTP/3 servers (the Flupke servers' recordings are written as they exit). */
+    void stopHttp3Servers(MatrixRun m) throws InterruptedException {
         for (Ngtcp2Peer p : m.peers.values()) {
             p.close();
+        }
+        for (FlupkeSampleServer f : m.flupkes.values()) {
+            f.close();
         }
     }
 
@@ -556,7 +580,7 @@ public final class QuicBenchmarks {
     /** RTT and losses per transfer from the JFR CongestionState events of its connection. */
     static void addRecordedFigures(List<Row> rows, Map<String, RecordingReport> reports) {
         for (Row r : rows) {
-            RecordingReport rep = reports.get(r.config.startsWith("kwik/") ? r.config : r.config + "@" + r.scenario);
+            RecordingReport rep = reports.get(r.config.startsWith("netty/") ? r.config + "@" + r.scenario : r.config);
             if (rep == null) {
                 continue;
             }
@@ -576,7 +600,7 @@ public final class QuicBenchmarks {
                             r.rttP95Steady = percentile(steady, 0.95);
                         }
                     }
-                    if (!c.samples().isEmpty() && !r.config.equals("kwik/stock")) {
+                    if (!c.samples().isEmpty() && !r.config.endsWith("/stock")) {
                         r.lostJfr = c.samples().get(c.samples().size() - 1).packetsLost;
                     }
                     r.report = rep;
@@ -655,25 +679,33 @@ public final class QuicBenchmarks {
     }
 
     /**
-     * One peer configuration in one scenario: a fresh link emulator in front of its server, then the repetitions,
-     * each a fresh ngtcp2 client (no warm-up: neither end runs on a JIT).
+     * One HTTP/3 server configuration in one scenario: for a server on a JIT a warm-up download through the fast
+     * link, then a fresh link emulator in front of the server and the repetitions, each a fresh ngtcp2 client.
      */
-    List<Row> peerScenario(Path work, Scenario sc, Config c, int n, MatrixRun m) throws IOException, InterruptedException {
-        Ngtcp2Peer p = m.peers.get(c.name);
-        String file = peerFile(m, sc.bytes);
+    List<Row> http3Scenario(Path work, Scenario sc, Config c, int n, MatrixRun m) throws IOException, InterruptedException {
+        if (c.stack().equals("flupke")) {
+            Ngtcp2Client.Transfer w = http3Download(work, m, c.name, warmupLink(), KWIK_WARMUP_BYTES, "warmup");
+            if (!w.ok) {
+                progress("  " + c.name + " warm-up failed: " + w.error);
+            }
+        }
+        String file = http3File(m, sc.bytes);
         List<Row> out = new ArrayList<>();
-        LinkEmulator em = sc.rate > 0 ? LinkEmulator.start(new InetSocketAddress("127.0.0.1", p.port), sc.profile(false),
+        int port = http3Port(m, c.name);
+        LinkEmulator em = sc.rate > 0 ? LinkEmulator.start(new InetSocketAddress("127.0.0.1", port), sc.profile(false),
                 sc.profile(true), 7) : null;
         try {
             for (int rep = 0; rep < n; rep++) {
-                Ngtcp2Peer.Transfer t = p.download(m.peerClient, em != null ? em.port() : p.port, file,
-                        m.peerFiles.resolve(file), work, rep);
+                Ngtcp2Client.Transfer t = Ngtcp2Client.download(m.http3Client, em != null ? em.port() : port, file,
+                        m.http3Files.resolve(file), work, c.fileName() + "-" + sc.name + "-" + rep, http3Pid(m, c.name),
+                        c.stack().equals("flupke"));
                 Row r = new Row(sc.name, c.name, rep);
                 r.bytes = t.bytes;
                 r.seconds = t.seconds;
                 r.mbps = t.mbps();
                 r.ok = t.ok;
-                r.odcid = t.serverCid;
+                // our recording names a connection by its original destination id; ngtcp2's qlog by its own id
+                r.odcid = c.stack().equals("flupke") ? t.odcid : t.serverCid;
                 r.cpuSeconds = t.cpuSeconds;
                 if (!t.ok) {
                     progress("  " + c.name + " repetition " + rep + " failed: " + t.error);
@@ -689,6 +721,24 @@ public final class QuicBenchmarks {
             }
         }
         return out;
+    }
+
+    /** One download of {@code bytes} from the HTTP/3 server of configuration {@code name} through {@code link}. */
+    Ngtcp2Client.Transfer http3Download(Path work, MatrixRun m, String name, LinkProfile link, long bytes, String tag)
+            throws IOException, InterruptedException {
+        String file = http3File(m, bytes);
+        try (LinkEmulator em = LinkEmulator.start(new InetSocketAddress("127.0.0.1", http3Port(m, name)), link, link, 1)) {
+            return Ngtcp2Client.download(m.http3Client, em.port(), file, m.http3Files.resolve(file), work,
+                    name.replace('/', '-') + "-" + tag, http3Pid(m, name), name.startsWith("flupke/"));
+        }
+    }
+
+    static int http3Port(MatrixRun m, String name) {
+        return m.peers.containsKey(name) ? m.peers.get(name).port : m.flupkes.get(name).port;
+    }
+
+    static long http3Pid(MatrixRun m, String name) {
+        return m.peers.containsKey(name) ? m.peers.get(name).server.pid() : m.flupkes.get(name).jvm.pid();
     }
 
     /** One Netty configuration in one scenario: a forked NettyBulkApp (warm-up first) with its own recording. */
@@ -808,7 +858,7 @@ public final class QuicBenchmarks {
                             median(of(rs, r -> r.lostJfr))),
                     sc.rate > 0 && l != null ? Long.toString(l.drops) : "-",
                     Double.isNaN(cpu) ? "-" : String.format(Locale.ROOT, "%.3f%s", cpu,
-                            c.stack().equals("netty") ? "†" : c.stack().equals("ngtcp2") ? "‡" : ""),
+                            c.stack().equals("netty") ? "†" : c.stack().equals("ngtcp2") ? "‡" : c.stack().equals("flupke") ? "*" : ""),
                     c.stock ? "1.00x" : stock > 0 ? String.format(Locale.ROOT, "%.2fx", med / stock) : "-"));
         }
         sb.append("\n");
@@ -935,26 +985,29 @@ public final class QuicBenchmarks {
                 + "(`netty.cc=`, `netty/cubic` = quiche's default, untouched) and for `netty/bbr+pacing` pacing datagrams at "
                 + "quiche's send times (`netty.pacing=on`); path stats every 100 ms into the same JFR event; a "
                 + NETTY_WARMUP_BYTES / 1_000_000 + " MB warm-up through the same fast link first. Before anything, one "
-                + EMULATOR_WARMUP_BYTES / 1_000_000 + " MB transfer through it warms this JVM's emulator. The peer "
-                + "(`ngtcp2/*`): ngtcp2 0.12's example HTTP/3 server (`gtlsserver`, C, Debian's `ngtcp2-server`, fetched "
-                + "into `tools/target/debian-tools` when not installed) with `--cc=NAME`, started once for the whole matrix, "
-                + "and per repetition a fresh example client (`gtlsclient`) through the same kind of fresh emulator; nothing "
-                + "of ours in either process; the time from the client's debug log (its request frame to nghttp3's close of "
-                + "the stream, millisecond stamps), every file's SHA-256 checked, RTT and losses from the server's qlog, "
-                + "its CPU from /proc.\n\n"
+                + EMULATOR_WARMUP_BYTES / 1_000_000 + " MB transfer through it warms this JVM's emulator. HTTP/3 "
+                + "servers, each downloaded from by a fresh ngtcp2 0.12 example client (`gtlsclient`, C, Debian's "
+                + "`ngtcp2-client`) per repetition through the same kind of fresh emulator, so that they differ by the "
+                + "server alone: `flupke/*` = Flupke 0.6's own sample file server on kwik 0.10.9 with the agent "
+                + "(`cc=NAME;fix.kwik-stream-stall=on`, the same recording as kwik's), a " + KWIK_WARMUP_BYTES / 1_000_000
+                + " MB warm-up download through the fast link per scenario; `ngtcp2/*` = the peer, ngtcp2 0.12's example "
+                + "server (`gtlsserver`, C, Debian's `ngtcp2-server`) with `--cc=NAME`, nothing of ours in it. Both "
+                + "programs are fetched into `tools/target/debian-tools` (`apt-get download`) when not installed. Each "
+                + "server is started once for the whole matrix; the time from the client's debug log (its request frame "
+                + "to nghttp3's close of the stream, millisecond stamps), every file's SHA-256 checked.\n\n"
                 + "Goodput = bytes / client-measured time from the request to the last byte (the handshake is before it). "
                 + "Utilisation = goodput / link rate. Link busy = what the emulator delivered to the client (QUIC and UDP "
                 + "headers, retransmissions and the handshake included) / (link rate × the transfers' time). RTT = smoothed RTT of the connection's CongestionState "
                 + "samples, all of them and (in brackets) those "
                 + "from 1.5 s after the first, without start-up (kwik's "
-                + "stock controller exposes none; for Netty it is quiche's; for the peer its server's qlog "
-                + "`recovery:metrics_updated`, the latest value every 100 ms). Lost = packets the controller declared lost "
-                + "(our controllers on kwik, quiche on Netty, JFR; the peer's qlog `recovery:packet_lost`); drops = what the emulator dropped in the data direction "
+                + "stock controller exposes none; for Netty it is quiche's; for ngtcp2 its server's qlog "
+                + "`recovery:metrics_updated`, the value in force every 100 ms). Lost = packets the controller declared lost "
+                + "(our controllers on kwik, quiche on Netty, JFR; ngtcp2's qlog `recovery:packet_lost`); drops = what the emulator dropped in the data direction "
                 + "(random + queue), all repetitions; queue = how long each admitted datagram waited in the emulator's "
                 + "bottleneck queue (0.1 ms buckets), median and p95 over all repetitions: the standing queue a sender keeps."
                 + " CPU s/MB: kwik = the server process during the transfer; † Netty = "
                 + "the whole JVM (server, client and emulator), so the two stacks' CPU columns do not compare with each "
-                + "other; ‡ the peer = its C server process (/proc, 10 ms ticks). Median of the repetitions, spread = min–max; the ratio is against the stock configuration of the "
+                + "other; * Flupke = the server JVM less its JIT compiler threads, ‡ ngtcp2 = its C server process (both /proc, 10 ms ticks). Median of the repetitions, spread = min–max; the ratio is against the stock configuration of the "
                 + "same stack in the same run.\n";
     }
 
