@@ -22,30 +22,16 @@ import java.util.regex.Pattern;
  * {@code recovery:packet_lost}), one file per connection named by the server's connection id, which the
  * client's log gives.
  */
-final class Ngtcp2Peer implements AutoCloseable {
+record Ngtcp2Peer(Process server, int port, Path qlogDir) implements AutoCloseable {
 
     static final String SERVER = "gtlsserver";
 
     private static final Pattern QLOG_TIME = Pattern.compile("\"time\":([0-9.]+)");
     private static final Pattern QLOG_SRTT = Pattern.compile("\"smoothed_rtt\":([0-9.]+)");
 
-    final String cc;
-    final Process server;
-    final int port;
-    final Path qlogDir;
-    private final Path log;
-
-    private Ngtcp2Peer(String cc, Process server, int port, Path qlogDir, Path log) {
-        this.cc = cc;
-        this.server = server;
-        this.port = port;
-        this.qlogDir = qlogDir;
-        this.log = log;
-    }
-
     /**
      * Starts {@code gtlsserver} with {@code --cc=cc} on a free port of 127.0.0.1, serving {@code htdocs}, its qlogs
-     * into {@code work/name-qlog}.
+     * into {@code work/name-qlog}, its output (nothing with {@code -q} unless it fails) into {@code work/name-server.log}.
      */
     static Ngtcp2Peer start(DebianTool serverTool, Path work, String name, String cc, Path htdocs, Path[] certAndKey)
             throws IOException, InterruptedException {
@@ -60,7 +46,7 @@ final class Ngtcp2Peer implements AutoCloseable {
             throw new IOException(SERVER + " --cc=" + cc + " exited with " + p.exitValue() + ": "
                     + Files.readString(log).strip());
         }
-        return new Ngtcp2Peer(cc, p, port, qlog, log);
+        return new Ngtcp2Peer(p, port, qlog);
     }
 
     /** What the server's qlog of one connection says. */
@@ -148,11 +134,6 @@ final class Ngtcp2Peer implements AutoCloseable {
         try (DatagramSocket s = new DatagramSocket(0)) {
             return s.getLocalPort();
         }
-    }
-
-    /** The server's log (empty with {@code -q} unless it failed). */
-    String serverLog() throws IOException {
-        return Files.exists(log) ? Files.readString(log, StandardCharsets.ISO_8859_1) : "";
     }
 
     /** Stops the server and deletes its qlogs (a few MB per transfer; their figures are read by then). */

@@ -146,7 +146,7 @@ public final class QuicBenchmarks {
         }
     }
 
-    static final List<Config> CONFIGS = List.of(
+    static final List<Config> CONFIGS = withHttp3Configs(List.of(
             new Config("kwik/stock", "cc=stock", true, "kwik's own NewReno (the agent only observes)"),
             new Config("kwik/newreno", "cc=newreno", false, "our NewReno injected"),
             new Config("kwik/cubic", "cc=cubic", false, "our CUBIC injected"),
@@ -159,16 +159,29 @@ public final class QuicBenchmarks {
             new Config("netty/reno", "netty.cc=reno", false, "quiche Reno chosen by the agent, unpaced"),
             new Config("netty/bbr", "netty.cc=bbr", false, "quiche BBR (bbr2_gcongestion) chosen by the agent, unpaced"),
             new Config("netty/bbr+pacing", "netty.cc=bbr;netty.pacing=on", false,
-                    "quiche BBR with the agent's pacing of quiche's send times"),
-            new Config("flupke/stock", "cc=stock", true,
-                    "Flupke 0.6's sample HTTP/3 server on kwik 0.10.9, kwik's own NewReno (the agent only observes)"),
-            new Config("flupke/cubic", "cc=cubic", false, "the same server, our CUBIC injected"),
-            new Config("flupke/bbr1", "cc=bbr1", false, "the same server, our BBRv1 injected"),
-            new Config("flupke/bbr3", "cc=bbr3", false, "the same server, our BBRv3 injected"),
-            new Config("ngtcp2/cubic", "--cc=cubic", true, "peer: ngtcp2's example server, its default CUBIC"),
-            new Config("ngtcp2/reno", "--cc=reno", false, "peer: ngtcp2's Reno"),
-            new Config("ngtcp2/bbr", "--cc=bbr", false, "peer: ngtcp2's BBR (v1 in ngtcp2 0.12)"),
-            new Config("ngtcp2/bbr2", "--cc=bbr2", false, "peer: ngtcp2's BBRv2"));
+                    "quiche BBR with the agent's pacing of quiche's send times")));
+
+    /**
+     * {@code kwikAndNetty} followed by the HTTP/3 rows: Flupke's sample server with the agent's {@code cc=} for
+     * each of stock, cubic, bbr1, bbr3; then the peer, ngtcp2's example server with each of its own controllers
+     * (0.12: cubic, its default, reno, bbr = BBRv1, bbr2 = BBRv2).
+     */
+    static List<Config> withHttp3Configs(List<Config> kwikAndNetty) {
+        List<Config> out = new ArrayList<>(kwikAndNetty);
+        for (String cc : List.of("stock", "cubic", "bbr1", "bbr3")) {
+            out.add(new Config("flupke/" + cc, "cc=" + cc, cc.equals("stock"), cc.equals("stock")
+                    ? "Flupke 0.6's sample HTTP/3 server on kwik 0.10.9, kwik's own NewReno (the agent only observes)"
+                    : "the same server, our `" + cc + "` injected"));
+        }
+        Map<String, String> ngtcp2 = new LinkedHashMap<>();
+        ngtcp2.put("cubic", "its default CUBIC");
+        ngtcp2.put("reno", "Reno");
+        ngtcp2.put("bbr", "BBR (v1 in ngtcp2 0.12)");
+        ngtcp2.put("bbr2", "BBRv2");
+        ngtcp2.forEach((cc, what) -> out.add(new Config("ngtcp2/" + cc, "--cc=" + cc, cc.equals("cubic"),
+                "peer: ngtcp2's example server, " + what)));
+        return List.copyOf(out);
+    }
 
     static final long KWIK_WARMUP_BYTES = 20_000_000;
     /** RTT samples from this long after a connection's first one count as steady state. */
@@ -613,7 +626,8 @@ public final class QuicBenchmarks {
     String matrixMarkdown(String argLine, MatrixRun m) throws IOException {
         String stamp = LocalDateTime.now().withNano(0).toString();
         StringBuilder md = new StringBuilder();
-        md.append("\n## Benchmark matrix: kwik and Netty QUIC (").append(stamp).append(")\n\n");
+        md.append("\n## Benchmark matrix: ").append(configs.stream().map(Config::stack).distinct()
+                .collect(Collectors.joining(", "))).append(" (").append(stamp).append(")\n\n");
         md.append("Command (after `mvn -B -q install -DskipTests`):\n\n```bash\n")
                 .append(command(argLine)).append("```\n\n");
         md.append(machineNotes()).append("\n");
@@ -734,11 +748,11 @@ public final class QuicBenchmarks {
     }
 
     static int http3Port(MatrixRun m, String name) {
-        return m.peers.containsKey(name) ? m.peers.get(name).port : m.flupkes.get(name).port;
+        return m.peers.containsKey(name) ? m.peers.get(name).port() : m.flupkes.get(name).port;
     }
 
     static long http3Pid(MatrixRun m, String name) {
-        return m.peers.containsKey(name) ? m.peers.get(name).server.pid() : m.flupkes.get(name).jvm.pid();
+        return m.peers.containsKey(name) ? m.peers.get(name).server().pid() : m.flupkes.get(name).jvm.pid();
     }
 
     /** One Netty configuration in one scenario: a forked NettyBulkApp (warm-up first) with its own recording. */
@@ -898,7 +912,7 @@ public final class QuicBenchmarks {
                 ds.addValue(Double.isNaN(m) ? 0 : m, c.name, sc.name);
             }
         }
-        JFreeChart chart = ChartFactory.createBarChart("download goodput per scenario, kwik and Netty QUIC (median; link 20 Mbit/s)",
+        JFreeChart chart = ChartFactory.createBarChart("download goodput per scenario and configuration (median of the repetitions)",
                 "scenario", "goodput, Mbit/s", ds, PlotOrientation.VERTICAL, true, false, false);
         ChartUtils.saveChartAsPNG(png.toFile(), chart, 1200, 550);
     }
