@@ -4,7 +4,6 @@ import dev.ccagent.it.BuildTree;
 import dev.ccagent.it.ForkedJvm;
 
 import java.io.IOException;
-import java.net.DatagramSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -35,10 +34,7 @@ final class FlupkeSampleServer implements AutoCloseable {
      */
     static FlupkeSampleServer start(BuildTree tree, Path work, String name, String agentArgs, Path htdocs,
                                     Path[] certAndKey, List<String> jvmArgs) throws IOException, InterruptedException {
-        int port;
-        try (DatagramSocket s = new DatagramSocket(0)) {
-            port = s.getLocalPort(); // the sample server takes a port number and binds it itself
-        }
+        int port = Ngtcp2Peer.freeUdpPort(); // the sample server takes a port number and binds it itself
         ForkedJvm jvm = ForkedJvm.builder(name + "-server", MAIN)
                 .classPath(tree.flupkeSampleClassPath())
                 .dir(work)

@@ -2,6 +2,7 @@ package dev.ccagent.it.bench;
 
 import dev.ccagent.it.DebianTool;
 import dev.ccagent.it.ProcessCpu;
+import dev.ccagent.it.kwik.BulkData;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -157,14 +157,12 @@ final class Ngtcp2Client {
 
     static byte[] sha256(Path f) throws IOException {
         try (InputStream in = Files.newInputStream(f)) {
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            MessageDigest md = BulkData.sha256();
             byte[] buf = new byte[1 << 16];
             for (int n; (n = in.read(buf)) > 0; ) {
                 md.update(buf, 0, n);
             }
             return md.digest();
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 }

@@ -547,15 +547,8 @@ public final class QuicBenchmarks {
             if (q == null) {
                 continue;
             }
-            long[] rtt = q.rttEvery100Ms.stream().mapToLong(v -> Math.round(v * 1e6)).sorted().toArray();
-            if (rtt.length > 0) {
-                r.rttP50 = percentile(rtt, 0.50);
-                r.rttP95 = percentile(rtt, 0.95);
-            }
-            long[] steady = q.rttSteady.stream().mapToLong(v -> Math.round(v * 1e6)).sorted().toArray();
-            if (steady.length >= 5) {
-                r.rttP95Steady = percentile(steady, 0.95);
-            }
+            setRtt(r, q.rttEvery100Ms.stream().mapToLong(v -> Math.round(v * 1e6)).toArray(),
+                    q.rttSteady.stream().mapToLong(v -> Math.round(v * 1e6)).toArray());
             r.lostJfr = q.packetsLost;
         }
     }
@@ -599,20 +592,15 @@ public final class QuicBenchmarks {
             }
             for (RecordingReport.Connection c : rep.connections()) {
                 if (c.id.equals(r.odcid)) {
-                    long[] rtt = c.samples().stream().mapToLong(s -> s.smoothedRttNanos).filter(v -> v > 0).sorted().toArray();
-                    if (rtt.length > 0) {
-                        r.rttP50 = percentile(rtt, 0.50);
-                        r.rttP95 = percentile(rtt, 0.95);
-                    }
+                    long[] rtt = c.samples().stream().mapToLong(s -> s.smoothedRttNanos).filter(v -> v > 0).toArray();
+                    long[] steady = new long[0];
                     if (!c.samples().isEmpty()) {
                         // the same without start-up (STARTUP and DRAIN, slow start): samples from 1.5 s on
                         java.time.Instant from = c.samples().get(0).time.plusMillis(STEADY_AFTER_MILLIS);
-                        long[] steady = c.samples().stream().filter(s -> !s.time.isBefore(from))
-                                .mapToLong(s -> s.smoothedRttNanos).filter(v -> v > 0).sorted().toArray();
-                        if (steady.length >= 5) {
-                            r.rttP95Steady = percentile(steady, 0.95);
-                        }
+                        steady = c.samples().stream().filter(s -> !s.time.isBefore(from))
+                                .mapToLong(s -> s.smoothedRttNanos).filter(v -> v > 0).toArray();
                     }
+                    setRtt(r, rtt, steady);
                     if (!c.samples().isEmpty() && !r.config.endsWith("/stock")) {
                         r.lostJfr = c.samples().get(c.samples().size() - 1).packetsLost;
                     }
@@ -806,6 +794,22 @@ public final class QuicBenchmarks {
         cursor.put(key, all.size());
         List<Double> fresh = new ArrayList<>(all.subList(Math.min(from, all.size()), all.size()));
         return new ArrayList<>(fresh.subList(Math.max(0, fresh.size() - count), fresh.size()));
+    }
+
+    /**
+     * A transfer's RTT columns from its smoothed-RTT samples in nanoseconds (unsorted): p50 and p95 of all, and p95
+     * of those {@code steady} ones (from {@link #STEADY_AFTER_MILLIS} on) when there are at least 5.
+     */
+    static void setRtt(Row r, long[] all, long[] steady) {
+        Arrays.sort(all);
+        Arrays.sort(steady);
+        if (all.length > 0) {
+            r.rttP50 = percentile(all, 0.50);
+            r.rttP95 = percentile(all, 0.95);
+        }
+        if (steady.length >= 5) {
+            r.rttP95Steady = percentile(steady, 0.95);
+        }
     }
 
     /** The {@code q} quantile of sorted nanosecond values, in milliseconds. */
