@@ -26,6 +26,9 @@ import jdk.jfr.Timespan;
 @Period("endChunk")
 public final class CpuSpin extends jdk.jfr.Event {
 
+    /** At most this many ids in {@link #loopConnections}. */
+    public static final int LOOP_CONNECTIONS_LISTED = 32;
+
     @Label("Episode Id")
     @Description("The same for every event of one episode (unique in the JVM)")
     public long episodeId;
@@ -83,6 +86,20 @@ public final class CpuSpin extends jdk.jfr.Event {
     @Label("Datagrams")
     @Description("Datagrams sent and received during the episode, when the library's hooks count them (Netty)")
     public long datagrams;
+
+    @Label("Loop Connections")
+    @Description("A spin of the event loop itself (no connection blamed, connectionId empty): the QUIC connections the loop serves, which wait behind it, ids comma-separated (at most "
+            + CpuSpin.LOOP_CONNECTIONS_LISTED + ", then how many more); empty otherwise")
+    public String loopConnections;
+
+    @Label("Loop Connection Count")
+    @Description("How many QUIC connections the spinning loop serves (0 when a connection is blamed)")
+    public int loopConnectionCount;
+
+    @Label("Loop Task Delay")
+    @Description("How late the loop runs the tasks its QUIC connections scheduled on it (the longest wait), at this event: a second or more when the loop is blocked in one call (its connections starve), milliseconds when it spins through its poll; 0 when a connection is blamed")
+    @Timespan(Timespan.NANOSECONDS)
+    public long loopTaskDelay;
 
     @Label("Detected After")
     @Description("The spin was established over this window before the episode's first event (the detector's window)")

@@ -125,6 +125,12 @@ public final class EventFields {
     public static final String LIBRARY_VERSION = "libraryVersion";
     /** In {@link ConnectionSummary}. */
     public static final String LIFETIME = "lifetime";
+    /** In {@link CpuSpin}. */
+    public static final String LOOP_CONNECTIONS = "loopConnections";
+    /** In {@link CpuSpin}. */
+    public static final String LOOP_CONNECTION_COUNT = "loopConnectionCount";
+    /** In {@link CpuSpin}. */
+    public static final String LOOP_TASK_DELAY = "loopTaskDelay";
     /** In {@link CanaryRolledBack}. */
     public static final String METRIC = "metric";
     /** In {@link CongestionState}, {@link ConnectionSummary}. */

@@ -54,17 +54,31 @@ final class CpuSpinLine {
         String ended = "ongoing".equals(e.getString(EventFields.ENDED_BY))
                 ? "still ongoing when last recorded (" + e.getEndTime() + ")" : "ended by " + e.getString(EventFields.ENDED_BY);
         Instant since = episodeNanos > 0 ? e.getEndTime().minusNanos(episodeNanos) : e.getStartTime();
-        return String.format(Locale.ROOT, "%s %s connection %s, thread \"%s\": %.1f s at %.0f%% of a core, %d B moved, "
-                        + "%s%n      at %s%s", since, e.getString(EventFields.LIBRARY),
-                e.getString(EventFields.CONNECTION_ID), e.getString(EventFields.THREAD_NAME), seconds, 100 * e.getDouble(EventFields.CPU_SHARE),
+        return String.format(Locale.ROOT, "%s %s %s, thread \"%s\": %.1f s at %.0f%% of a core, %d B moved, "
+                        + "%s%n      at %s%s", since, e.getString(EventFields.LIBRARY), where(e),
+                e.getString(EventFields.THREAD_NAME), seconds, 100 * e.getDouble(EventFields.CPU_SHARE),
                 e.getLong(EventFields.APP_BYTES) + e.getLong(EventFields.BYTES_ACKED), ended, top, flame);
+    }
+
+    /**
+     * "connection ID", or for a spin of a shared event loop itself (an agent that names the connections it
+     * starves) "event loop, tasks 2.1 s late, 3 QUIC connections starved: a,b,c".
+     */
+    static String where(RecordedEvent e) {
+        int starved = e.hasField(EventFields.LOOP_CONNECTION_COUNT) ? e.getInt(EventFields.LOOP_CONNECTION_COUNT) : 0;
+        if (starved <= 0) {
+            return "connection " + e.getString(EventFields.CONNECTION_ID);
+        }
+        return String.format(Locale.ROOT, "event loop, tasks %.1f s late, %d QUIC connection%s starved: %s",
+                e.getLong(EventFields.LOOP_TASK_DELAY) / 1e9, starved, starved == 1 ? "" : "s",
+                e.getString(EventFields.LOOP_CONNECTIONS));
     }
 
     static void section(StringBuilder sb, java.util.Collection<RecordedEvent> episodes) {
         if (episodes.isEmpty()) {
             return;
         }
-        sb.append("\nCPU spins (a sending thread burned CPU while its connection made no progress): ")
+        sb.append("\nCPU spins (a sending thread or event loop burned CPU while its connections made no progress): ")
                 .append(episodes.size()).append(" episode(s)\n");
         for (RecordedEvent e : episodes) {
             sb.append("  ").append(of(e)).append('\n');

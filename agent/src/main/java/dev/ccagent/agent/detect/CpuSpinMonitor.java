@@ -34,8 +34,11 @@ import java.util.function.Supplier;
  *
  * <p>A thread shared between connections (Netty's event loop) is flagged only when its connections'
  * combined progress is nil; the episode is attributed to the connection stuck inside one send
- * iteration, else to the one with most send-loop wake-ups (at least half of them), else to none (and
- * no alarm: CPU not attributable to QUIC).
+ * iteration; else, when the tasks its connections scheduled on the loop are {@value #LOOP_BLOCKED_NANOS} ns
+ * late or more (the loop is blocked in one call, not merely busy), to the loop itself, naming every
+ * connection on it as starved and blaming none of them; else to the one with most send-loop wake-ups
+ * (at least half of them); else to none (and no alarm: CPU not attributable to QUIC, and the loop
+ * still serves its connections).
  *
  * <p>Per episode: one WARN line and one status alarm at the start (with the thread's top frames from
  * one stack sample), an async-profiler capture when {@code profile-on-spin} is set, and
@@ -57,6 +60,12 @@ public final class CpuSpinMonitor {
     static final long BYTES_PER_CPU_SECOND = 32 * 1024;
     static final long DATAGRAMS_PER_CPU_SECOND = 50;
     static final int TOP_FRAMES = 12;
+    /**
+     * A shared loop whose connections' tasks are this late is blocked, not busy: it starves them. A healthy
+     * loop runs a task within milliseconds of its time (Vert.x warns of a blocked event loop after 2 s,
+     * {@code VertxOptions.DEFAULT_MAX_EVENT_LOOP_EXECUTE_TIME}).
+     */
+    static final long LOOP_BLOCKED_NANOS = 1_000_000_000L;
     /** An open episode's figures are committed again this often. */
     static final long REPORT_EVERY_NANOS = 5_000_000_000L;
 
@@ -82,6 +91,11 @@ public final class CpuSpinMonitor {
         public long datagrams = -1;
         public long loopsEntered = -1;
         public long loopsExited = -1;
+        /**
+         * How late a task the connection scheduled on its (shared) thread is now, in nanoseconds: 0 when on time,
+         * -1 when not known. A loop blocked in one call delays them all; a busy loop that still runs its tasks does not.
+         */
+        public long taskDelayNanos = -1;
         public boolean closed;
         /** The connection's arm when it has one (the guard counts CPU spin episodes per arm). */
         public dev.ccagent.agent.measure.ArmStats arm;
@@ -128,9 +142,11 @@ public final class CpuSpinMonitor {
         final long ackEliciting;
         final long datagrams;
         final String topFrames;
+        /** How late the thread's connections' tasks were (loop-level spins; 0 otherwise). */
+        final long taskDelay;
 
         Figures(long atNanos, long cpuTime, long wall, long moved, long acked, long ackEliciting, long datagrams,
-                String topFrames) {
+                String topFrames, long taskDelay) {
             this.atNanos = atNanos;
             this.cpuTime = cpuTime;
             this.wall = wall;
@@ -139,6 +155,7 @@ public final class CpuSpinMonitor {
             this.ackEliciting = ackEliciting;
             this.datagrams = datagrams;
             this.topFrames = topFrames;
+            this.taskDelay = taskDelay;
         }
 
         double share() {
@@ -159,6 +176,10 @@ public final class CpuSpinMonitor {
         long startAckEliciting;
         long startDatagrams;
         String connectionId;
+        /** A loop-level spin: the starved connections' ids (listed) and their number; "" and 0 otherwise. */
+        boolean loopLevel;
+        String starved = "";
+        int starvedCount;
         String library;
         String threadName;
         String topFrames;
@@ -187,6 +208,9 @@ public final class CpuSpinMonitor {
         boolean bytesKnown;
         boolean datagramsKnown;
         boolean shared;
+        /** This tick: the latest task of its connections (ns late), -1 when none is known. */
+        long taskDelay = -1;
+        long taskDelayTick;
         /** The (only) connection of a dedicated thread is closing or closed. */
         boolean closed;
         long seen;
@@ -247,8 +271,8 @@ public final class CpuSpinMonitor {
         for (Episode e : OPEN.values()) {
             Figures f = e.figures;
             if (f != null) {
-                lines.add(String.format(Locale.ROOT, "CPU spin on %s connection %s, thread \"%s\" (id %d): ongoing for "
-                                + "%.1f s at %.0f%% of a core, %d B moved; top frames: %s", e.library, e.connectionId,
+                lines.add(String.format(Locale.ROOT, "CPU spin on %s, thread \"%s\" (id %d): ongoing for "
+                                + "%.1f s at %.0f%% of a core, %d B moved; top frames: %s", where(e),
                         e.threadName, e.threadId, (System.nanoTime() - e.startNanos) / 1e9, 100 * f.share(), f.moved,
                         firstFrames(f.topFrames, 3)));
             }
@@ -301,6 +325,11 @@ public final class CpuSpinMonitor {
             if (r.closed && !t.shared) {
                 t.closed = true;
             }
+            if (t.taskDelayTick != tick) {
+                t.taskDelayTick = tick;
+                t.taskDelay = -1;
+            }
+            t.taskDelay = Math.max(t.taskDelay, r.taskDelayNanos);
             if (r.appBytes >= 0) {
                 t.bytesKnown = true;
                 t.cumBytes += delta(r.appBytes, c.appBytes);
@@ -346,6 +375,9 @@ public final class CpuSpinMonitor {
                 }
                 it.remove();
                 continue;
+            }
+            if (t.taskDelayTick != tick) {
+                t.taskDelay = -1; // none of its connections reported one this tick
             }
             if (runnable(t)) {
                 t.cumRunnable++;
@@ -442,15 +474,25 @@ public final class CpuSpinMonitor {
         if (!burning(t, WINDOW_SAMPLES, cpuSeconds, wall) || !noProgress(t, WINDOW_SAMPLES, cpuSeconds)) {
             return;
         }
-        Conn blamed = blame(t);
-        if (blamed == null) {
-            return; // a shared thread busy with something no QUIC connection of ours explains
+        boolean blocked = t.shared && taskDelay(t) >= LOOP_BLOCKED_NANOS;
+        Conn blamed = blame(t, blocked);
+        if (blamed == null && !blocked) {
+            return; // a shared thread busy with something no QUIC connection of ours explains, still running their tasks
         }
         start(t, blamed, now, from, cpu, cpuSeconds / wall);
     }
 
-    /** The connection a thread's spin belongs to; null when it cannot be told (shared thread). */
-    private Conn blame(Track t) {
+    /** This tick's delay of the thread's connections' tasks (ns), -1 when not known. */
+    private static long taskDelay(Track t) {
+        return t.taskDelay;
+    }
+
+    /**
+     * The connection a thread's spin belongs to; null when it cannot be told (shared thread), and on a
+     * shared thread that is {@code blocked} (its connections' tasks wait behind one call) unless one
+     * connection is stuck inside its send iteration: the loop itself spins, starving all of them.
+     */
+    private Conn blame(Track t, boolean blocked) {
         Conn only = null;
         Conn stuck = null;
         Conn busiest = null;
@@ -476,9 +518,13 @@ public final class CpuSpinMonitor {
         if (stuck != null) {
             return stuck;
         }
+        if (blocked) {
+            return null;
+        }
         return busiest != null && busiest.windowLoops > 0 && 2 * busiest.windowLoops >= loops ? busiest : null;
     }
 
+    /** Starts an episode blamed on {@code blamed}, or, when null, on the shared loop itself (every connection on it starved). */
     private void start(Track t, Conn blamed, long now, int from, long cpu, double share) {
         Episode e = new Episode();
         e.startNanos = t.time[from];
@@ -487,13 +533,17 @@ public final class CpuSpinMonitor {
         e.startDatagrams = t.dgrams[from];
         e.startAcked = t.cumAcked;
         e.startAckEliciting = t.cumAckEliciting;
-        e.library = blamed.last.library;
-        e.connectionId = blamed.last.connectionId;
+        if (blamed != null) {
+            e.library = blamed.last.library;
+            e.connectionId = blamed.last.connectionId;
+        } else {
+            starve(t, e);
+        }
         ThreadInfo info = stack(t.threadId);
         e.threadName = info != null ? info.getThreadName() : "";
         e.topFrames = sampledFrames(t.threadId, frames(info));
         ProfilerCapture p = capture.get();
-        String what = "CPU spin on " + e.library + " connection " + e.connectionId;
+        String what = "CPU spin on " + where(e);
         e.flameGraph = p != null ? p.trigger(what) : null;
         if (e.flameGraph == null) {
             e.flameGraph = "";
@@ -505,14 +555,19 @@ public final class CpuSpinMonitor {
         e.figures = figures(t, e, now, cpu, e.topFrames);
         OPEN.put(e.id, e);
         commit(e, e.figures, "ongoing");
-        String line = String.format(Locale.ROOT, "CPU spin on %s connection %s: thread \"%s\" (id %d) burned %.0f%% "
-                        + "of a core for %.1f s while the connection moved %d B (%s); top frames: %s", e.library,
-                e.connectionId, e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9,
-                t.cumBytes - e.startBytes, t.bytesKnown ? "application bytes" : (t.dgrams[t.head] - e.startDatagrams)
-                        + " datagrams", firstFrames(e.topFrames, 3));
+        String moved = (t.cumBytes - e.startBytes) + " B (" + (t.bytesKnown ? "application bytes"
+                : (t.dgrams[t.head] - e.startDatagrams) + " datagrams") + ")";
+        String line = blamed != null
+                ? String.format(Locale.ROOT, "CPU spin on %s: thread \"%s\" (id %d) burned %.0f%% of a core for %.1f s "
+                        + "while the connection moved %s; top frames: %s", where(e), e.threadName, t.threadId, 100 * share,
+                (now - e.startNanos) / 1e9, moved, firstFrames(e.topFrames, 3))
+                : String.format(Locale.ROOT, "CPU spin on %s: thread \"%s\" (id %d) burned %.0f%% of a core for %.1f s, "
+                        + "its QUIC connections' tasks %.1f s late, they moved %s; starved connections: %s; top frames: %s",
+                where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.figures.taskDelay / 1e9,
+                moved, e.starved, firstFrames(e.topFrames, 3));
         AgentLog.warn(line + (e.flameGraph.isEmpty() ? "" : "; flame graph " + e.flameGraph));
         AgentRuntime.recordAlarm(line);
-        if (blamed.last.arm != null) {
+        if (blamed != null && blamed.last.arm != null) {
             blamed.last.arm.cpuSpin(e.connectionId, now); // server CPU without progress: evidence for the guard
         }
         if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
@@ -520,11 +575,44 @@ public final class CpuSpinMonitor {
         }
     }
 
+    /** "netty connection ID", or for a loop-level spin "netty event loop (N QUIC connections starved)". */
+    private static String where(Episode e) {
+        return e.loopLevel
+                ? e.library + " event loop (" + e.starvedCount + " QUIC connection" + (e.starvedCount == 1 ? "" : "s") + " starved)"
+                : e.library + " connection " + e.connectionId;
+    }
+
+    /** A loop-level episode: every open connection on the blocked thread waits behind it. */
+    private void starve(Track t, Episode e) {
+        StringBuilder ids = new StringBuilder();
+        int n = 0;
+        String library = "";
+        for (Conn c : conns.values()) {
+            if (c.last == null || c.last.threadId != t.threadId || c.last.closed) {
+                continue;
+            }
+            library = c.last.library;
+            if (n < CpuSpin.LOOP_CONNECTIONS_LISTED) {
+                ids.append(n == 0 ? "" : ",").append(c.last.connectionId);
+            }
+            n++;
+        }
+        if (n > CpuSpin.LOOP_CONNECTIONS_LISTED) {
+            ids.append(" (+").append(n - CpuSpin.LOOP_CONNECTIONS_LISTED).append(" more)");
+        }
+        e.loopLevel = true;
+        e.library = library;
+        e.connectionId = "";
+        e.starved = ids.toString();
+        e.starvedCount = n;
+    }
+
     /** The episode's figures since it started, as of {@code now}. */
     private static Figures figures(Track t, Episode e, long now, long cpu, String topFrames) {
+        long taskDelay = e.loopLevel && t.taskDelay > 0 ? t.taskDelay : 0;
         return new Figures(now, (cpu >= 0 ? cpu : t.cpu[t.head]) - e.startCpu, now - e.startNanos,
                 t.cumBytes - e.startBytes, t.cumAcked - e.startAcked, t.cumAckEliciting - e.startAckEliciting,
-                t.dgrams[t.head] - e.startDatagrams, topFrames);
+                t.dgrams[t.head] - e.startDatagrams, topFrames, taskDelay);
     }
 
     /** Each tick of an open episode: its figures for the readers off this thread, and its periodic event. */
@@ -565,6 +653,9 @@ public final class CpuSpinMonitor {
         ev.datagrams = f.datagrams;
         ev.topFrames = f.topFrames;
         ev.flameGraph = e.flameGraph;
+        ev.loopConnections = e.starved;
+        ev.loopConnectionCount = e.starvedCount;
+        ev.loopTaskDelay = f.taskDelay;
         ev.endedBy = endedBy;
         ev.detectedAfter = WINDOW_SAMPLES * PERIOD_MILLIS * 1_000_000L;
     }
@@ -579,11 +670,13 @@ public final class CpuSpinMonitor {
         long wall = f.wall;
         double share = f.share();
         long moved = f.moved;
-        AgentLog.warn(String.format(Locale.ROOT, "CPU spin on %s connection %s ended (%s) after %.1f s: thread \"%s\" "
-                        + "used %.1f s of CPU (%.0f%%), the connection moved %d B meanwhile", e.library, e.connectionId,
-                endedBy, wall / 1e9, e.threadName, cpuTime / 1e9, 100 * share, moved));
-        AgentRuntime.recordAlarm(String.format(Locale.ROOT, "CPU spin on %s connection %s ended (%s) after %.1f s",
-                e.library, e.connectionId, endedBy, wall / 1e9));
+        AgentLog.warn(String.format(Locale.ROOT, "CPU spin on %s ended (%s) after %.1f s: thread \"%s\" "
+                        + "used %.1f s of CPU (%.0f%%), %s moved %s meanwhile", where(e),
+                endedBy, wall / 1e9, e.threadName, cpuTime / 1e9, 100 * share,
+                e.loopLevel ? "its connections" : "the connection",
+                t.bytesKnown || !t.datagramsKnown ? moved + " B" : f.datagrams + " datagrams"));
+        AgentRuntime.recordAlarm(String.format(Locale.ROOT, "CPU spin on %s ended (%s) after %.1f s",
+                where(e), endedBy, wall / 1e9));
         commit(e, f, endedBy);
         // a new episode on this thread needs a whole new window
         t.count = 0;

@@ -32,6 +32,9 @@ public final class NettyConnections {
 
     private static final Map<Connection, Boolean> LIVE = new WeakHashMap<>();
 
+    /** A connection's task runs at least this often on its loop while spin detection is on. */
+    static final long LOOP_TICK_NANOS = 1_000_000_000L;
+
     private static final AttributeKey<Connection> CONNECTION = AttributeKey.valueOf("dev.ccagent.netty.connection");
 
     /**
@@ -84,7 +87,7 @@ public final class NettyConnections {
     static void register(Object channel, NettyAlgorithmChoice.Selection selection) throws ReflectiveOperationException {
         AgentConfig cfg = AgentRuntime.config();
         long period = cfg != null ? cfg.netty().statsPeriodNanos() : 0;
-        Connection c = new Connection((Channel) channel, selection, period);
+        Connection c = new Connection((Channel) channel, selection, period, cfg != null && cfg.detect());
         // the channel holds its connection (and telemetry): the send-path hooks find it in O(log n), and
         // the weak table keeps it exactly as long as the channel lives
         ((Channel) channel).attr(CONNECTION).set(c);
@@ -101,8 +104,9 @@ public final class NettyConnections {
             }
             LIVE.put(c, Boolean.TRUE);
         }
-        if (period > 0) {
-            c.loop.schedule(c, period, TimeUnit.NANOSECONDS);
+        if (c.tickNanos > 0) {
+            c.dueNanos = System.nanoTime() + c.tickNanos;
+            c.loop.schedule(c, c.tickNanos, TimeUnit.NANOSECONDS);
         }
     }
 
@@ -161,6 +165,7 @@ public final class NettyConnections {
             r.datagrams = t.datagramsSent + t.packetsReceived;
             r.loopsEntered = t.wakeups;
             r.loopsExited = t.loopExits;
+            r.taskDelayNanos = each.taskDelayNanos(System.nanoTime());
             action.accept(r);
         }
     }
@@ -171,6 +176,14 @@ public final class NettyConnections {
         private final EventLoop loop;
         private final NettyAlgorithmChoice.Selection selection;
         private final long periodNanos;
+        /**
+         * The connection's own task on its loop runs this often: every stats period, and at least every
+         * {@link #LOOP_TICK_NANOS} while spin detection is on (how late it runs tells a blocked loop).
+         */
+        final long tickNanos;
+        /** When the task should run next (System.nanoTime); 0 when it is not scheduled. */
+        volatile long dueNanos;
+        private long nextSampleNanos;
         /** Send-loop counters (event-loop thread), read by the spin detector. */
         final SendTelemetry telemetry = new SendTelemetry("netty", false);
         /** The same per-connection measurement as every arm gets (from quiche's path stats). */
@@ -185,12 +198,15 @@ public final class NettyConnections {
         public volatile long sentBytes;
         public volatile long lostBytes;
 
-        Connection(Channel channel, NettyAlgorithmChoice.Selection selection, long periodNanos) throws ReflectiveOperationException {
+        Connection(Channel channel, NettyAlgorithmChoice.Selection selection, long periodNanos, boolean detect)
+                throws ReflectiveOperationException {
             this.channel = channel;
             // the QUIC channel runs on its parent's event loop (and may not be registered yet)
             this.loop = channel.parent() != null ? channel.parent().eventLoop() : channel.eventLoop();
             this.selection = selection;
             this.periodNanos = periodNanos;
+            this.tickNanos = detect ? (periodNanos > 0 ? Math.min(periodNanos, LOOP_TICK_NANOS) : LOOP_TICK_NANOS) : periodNanos;
+            this.nextSampleNanos = System.nanoTime() + periodNanos;
             QuichePathStats.require(channel.getClass());
             telemetry.setConnectionId(selection.scidHex);
             telemetry.setRole(selection.side);
@@ -223,16 +239,29 @@ public final class NettyConnections {
             return selection.arm.label() + ":" + selection.armAlgorithm();
         }
 
+        /** How late this connection's task on its loop is at {@code now} (0 when on time), -1 when none is scheduled. */
+        long taskDelayNanos(long now) {
+            long due = dueNanos;
+            return due == 0 ? -1 : Math.max(0, now - due);
+        }
+
         @Override
         public void run() {
             try {
+                long now = System.nanoTime();
                 if (!channel.isOpen()) {
+                    dueNanos = 0;
                     finish();
                     return;
                 }
-                sample();
-                loop.schedule(this, periodNanos, TimeUnit.NANOSECONDS);
+                if (periodNanos > 0 && now - nextSampleNanos >= -tickNanos / 2) { // (a task may run a hair early)
+                    nextSampleNanos = now + periodNanos;
+                    sample();
+                }
+                dueNanos = now + tickNanos;
+                loop.schedule(this, tickNanos, TimeUnit.NANOSECONDS);
             } catch (Throwable t) {
+                dueNanos = 0;
                 AgentRuntime.recordFallback("netty path stats", t);
             }
         }

@@ -289,6 +289,96 @@ class CpuSpinMonitorTest {
         assertEquals(0, CpuSpinMonitor.episodes());
     }
 
+    /** Three connections on one shared loop, nothing moving, their tasks' delay as given each period. */
+    List<CpuSpinMonitor.Reading> loopOf(long thread, String... ids) {
+        List<CpuSpinMonitor.Reading> mine = new ArrayList<>();
+        for (String id : ids) {
+            CpuSpinMonitor.Reading r = watched(id, thread, true);
+            r.datagrams = 0;
+            r.loopsEntered = 0;
+            r.loopsExited = 0;
+            r.taskDelayNanos = 0;
+            mine.add(r);
+        }
+        return mine;
+    }
+
+    /** {@code n} periods of a loop burning a core: its connections' tasks wait {@code late} ns more each period (0: on time). */
+    void blocked(List<CpuSpinMonitor.Reading> mine, int n, long thread, long late) {
+        for (int i = 0; i < n; i++) {
+            for (CpuSpinMonitor.Reading r : mine) {
+                r.taskDelayNanos = late == 0 ? 0 : r.taskDelayNanos + late;
+            }
+            period(thread, 1.0);
+        }
+    }
+
+    @Test
+    void aLoopBlockedInOneCallIsALoopLevelSpinThatStarvesEveryConnectionAndBlamesNone(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        dev.ccagent.agent.measure.ArmStats arm = dev.ccagent.agent.measure.ArmStats.of("test", "canary", "loop-arm");
+        long before = arm.getAlarms();
+        java.nio.file.Path file = dir.resolve("loop.jfr");
+        List<jdk.jfr.consumer.RecordedEvent> events;
+        try (jdk.jfr.Recording rec = TestRecordings.of(EventNames.CPU_SPIN)) {
+            List<CpuSpinMonitor.Reading> mine = loopOf(11, "q1", "q2", "q3");
+            mine.forEach(r -> r.arm = arm);
+            blocked(mine, 7, 11, 250 * MS); // tasks 1.75 s late, but not yet a full 2 s window
+            assertEquals(0, CpuSpinMonitor.episodes(), "not before a full 2 s window");
+            blocked(mine, 2, 11, 250 * MS);
+            assertEquals(1, CpuSpinMonitor.ongoing());
+            String status = CpuSpinMonitor.openEpisodes().get(0);
+            assertTrue(status.startsWith("CPU spin on test event loop (3 QUIC connections starved)"), status);
+            assertEquals(before, arm.getAlarms(), "a loop-level spin is no connection's and no arm's");
+            blocked(mine, 4, 11, 250 * MS);
+            for (int i = 0; i < 4; i++) { // the loop returns: its tasks run, its connections move again
+                for (CpuSpinMonitor.Reading r : mine) {
+                    r.taskDelayNanos = 0;
+                    r.datagrams += 100;
+                }
+                period(11, 1.0);
+            }
+            assertEquals(0, CpuSpinMonitor.ongoing(), "progress ended it");
+            rec.stop();
+            rec.dump(file);
+            events = TestRecordings.read(file, EventNames.CPU_SPIN);
+        }
+        assertTrue(events.size() >= 2, events.toString());
+        for (jdk.jfr.consumer.RecordedEvent e : events) {
+            assertEquals("", e.getString(EventFields.CONNECTION_ID), "no connection blamed: " + e);
+            assertEquals(3, e.getInt(EventFields.LOOP_CONNECTION_COUNT), e.toString());
+            assertEquals(java.util.Set.of("q1", "q2", "q3"),
+                    java.util.Set.of(e.getString(EventFields.LOOP_CONNECTIONS).split(",")), e.toString());
+        }
+        assertTrue(events.get(0).getLong(EventFields.LOOP_TASK_DELAY) >= 1_000 * MS, events.get(0).toString());
+        assertEquals("progress", events.get(events.size() - 1).getString(EventFields.ENDED_BY));
+    }
+
+    @Test
+    void aBusyLoopThatStillRunsItsTasksIsNoSpinEvenWithItsQuicConnectionsIdle() {
+        // a loop busy with other traffic (TCP, say) beside idle QUIC connections: their tasks run on time
+        List<CpuSpinMonitor.Reading> mine = loopOf(12, "i1", "i2");
+        blocked(mine, 20, 12, 0);
+        // and late by less than a second (a long task now and then) is no loop-level spin either
+        for (int i = 0; i < 20; i++) {
+            for (CpuSpinMonitor.Reading r : mine) {
+                r.taskDelayNanos = (i % 4) * 250 * MS;
+            }
+            period(12, 1.0);
+        }
+        assertEquals(0, CpuSpinMonitor.episodes());
+    }
+
+    @Test
+    void aConnectionStuckInItsSendIterationIsBlamedEvenWhenItBlocksTheLoop() {
+        List<CpuSpinMonitor.Reading> mine = loopOf(13, "s1", "s2");
+        mine.get(1).loopsEntered = 1; // entered connectionSend and never left
+        blocked(mine, 12, 13, 250 * MS);
+        assertEquals(1, CpuSpinMonitor.ongoing());
+        String status = CpuSpinMonitor.openEpisodes().get(0);
+        assertTrue(status.startsWith("CPU spin on test connection s2,"), status);
+    }
+
     @Test
     void anEpisodeEndsWhenTheConnectionCloses() {
         CpuSpinMonitor.Reading r = watched("closing", 6, 0);

@@ -60,7 +60,12 @@ import java.util.zip.CRC32;
  * {@code exit-after=FILE} (after the transfers print {@code TRANSFERS DONE} and wait for FILE before closing,
  * so that a test can ask the running JVM), {@code linger-ms=N} (wait N ms after the transfers),
  * {@code close-times=FILE} (each server connection's close on its event loop timed by the application's own
- * listeners, see {@link CloseTimes}; written to FILE, one line per close, after the transfers).
+ * listeners, see {@link CloseTimes}; written to FILE, one line per close, after the transfers),
+ * {@code idle-connections=N} (N more client connections opened before the transfers and left idle until
+ * they end), {@code loop-spin=AFTER_MS,FOR_MS} (AFTER_MS into the first transfer, a test-only handler spins
+ * the server's event loop for FOR_MS in one call, see {@link LoopSpinner}).
+ * Prints {@code SERVED id=HEX thread=NAME} for each server connection (its own id, its event loop) and
+ * {@code CLIENT id=HEX} for each client connection.
  * Prints one {@code RESULT} line per transfer, {@code WRITES} (datagram write spacing at the socket),
  * {@code EMULATOR}, {@code CPU} and finally {@code DONE ok=true|false}.
  */
@@ -72,6 +77,8 @@ public final class NettyBulkApp {
     static final long WARMUP_DELAY_NANOS = 5_000_000;
     /** {@code probe=MS}: sample each server connection's quiche window this often (0: off). */
     static volatile long probeMillis;
+    /** {@code loop-spin}: run once as the first measured transfer starts (null: none). */
+    static volatile Runnable duringFirstTransfer;
     private static final java.util.concurrent.atomic.AtomicInteger SERVED = new java.util.concurrent.atomic.AtomicInteger();
 
     static {
@@ -143,6 +150,25 @@ public final class NettyBulkApp {
                     .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
             // closest to the socket (after the agent's pacer, if any): when datagrams really leave
             server.pipeline().addFirst("write-recorder", recorder);
+            if (a.containsKey("loop-spin")) {
+                String[] spin = a.get("loop-spin").split(",");
+                long after = Long.parseLong(spin[0]);
+                long spinMillis = Long.parseLong(spin[1]);
+                server.pipeline().addLast("loop-spinner", new LoopSpinner());
+                Channel spun = server;
+                duringFirstTransfer = () -> {
+                    Thread t = new Thread(() -> {
+                        try {
+                            Thread.sleep(after);
+                            spun.pipeline().fireUserEventTriggered(new LoopSpinner.Spin(spinMillis));
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }, "loop-spin-trigger");
+                    t.setDaemon(true);
+                    t.start();
+                };
+            }
             InetSocketAddress serverAddress = (InetSocketAddress) server.localAddress();
             InetSocketAddress target = serverAddress;
             if (a.containsKey("link")) {
@@ -185,6 +211,12 @@ public final class NettyBulkApp {
             if (a.containsKey("start-after")) {
                 awaitFile(Path.of(a.get("start-after"))); // the test attaches the agent, then creates the file
             }
+            for (int i = 0; i < Integer.parseInt(a.getOrDefault("idle-connections", "0")); i++) {
+                QuicChannel idle = QuicChannel.newBootstrap(client).handler(new ChannelInboundHandlerAdapter())
+                        .remoteAddress(target).connect().get(10, TimeUnit.SECONDS);
+                System.out.println("CLIENT id=" + QuicheWindowProbe.idOf(idle) + " idle");
+                idleConnections.add(idle);
+            }
             long expected = expectedCrc(bytes);
             for (int i = 0; i < connections; i++) {
                 ok &= transfer("RESULT", i, client, target, bytes, expected);
@@ -205,6 +237,10 @@ public final class NettyBulkApp {
             System.out.println("FAILED " + t);
             t.printStackTrace(System.out);
         } finally {
+            for (QuicChannel idle : idleConnections) {
+                idle.close().sync();
+            }
+            idleConnections.clear();
             if (client != null) {
                 client.close().sync();
             }
@@ -240,11 +276,19 @@ public final class NettyBulkApp {
         QuicChannel qc = QuicChannel.newBootstrap(client).handler(new ChannelInboundHandlerAdapter())
                 .remoteAddress(target).connect().get(10, TimeUnit.SECONDS);
         try {
+            if (label.equals("RESULT")) {
+                System.out.println("CLIENT id=" + QuicheWindowProbe.idOf(qc) + " conn=" + i);
+            }
             CompletableFuture<long[]> done = new CompletableFuture<>();
             long cpu0 = cpuNanos();
             long t0 = System.nanoTime();
             QuicStreamChannel st = qc.createStream(QuicStreamType.BIDIRECTIONAL, new Receiver(done)).sync().getNow();
             st.writeAndFlush(Unpooled.copyLong(bytes)).sync();
+            Runnable during = duringFirstTransfer;
+            if (during != null && label.equals("RESULT")) {
+                duringFirstTransfer = null;
+                during.run();
+            }
             long[] r = done.get(90, TimeUnit.SECONDS);
             double secs = (System.nanoTime() - t0) / 1e9;
             boolean ok = r[0] == bytes && r[1] == expected;
@@ -281,8 +325,18 @@ public final class NettyBulkApp {
     /** {@code close-times=FILE}: the server connections' close times (null: not timed). */
     static volatile CloseTimes closeTimes;
 
+    /** {@code idle-connections}: open until the transfers end. */
+    private static final java.util.List<QuicChannel> idleConnections = new java.util.ArrayList<>();
+
     @ChannelHandler.Sharable
     static final class Sharable extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            System.out.println("SERVED id=" + QuicheWindowProbe.idOf((QuicChannel) ctx.channel()) + " thread="
+                    + Thread.currentThread().getName());
+            ctx.fireChannelActive();
+        }
+
         @Override
         public void handlerAdded(ChannelHandlerContext ctx) {
             CloseTimes t = closeTimes;
