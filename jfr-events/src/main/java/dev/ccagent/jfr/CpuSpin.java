@@ -96,8 +96,12 @@ public final class CpuSpin extends jdk.jfr.Event {
     @Description("How many QUIC connections the spinning loop serves (0 when a connection is blamed)")
     public int loopConnectionCount;
 
+    @Label("Loop Spin")
+    @Description("How the event loop itself spins (no connection blamed): blocked (in one call; its connections' tasks wait a second or more) or polling (it returns from its poll without work, most stack samples inside the poll, its tasks still run); empty when a connection is blamed")
+    public String loopSpin;
+
     @Label("Loop Task Delay")
-    @Description("How late the loop runs the tasks its QUIC connections scheduled on it (the longest wait), at this event: a second or more when the loop is blocked in one call (its connections starve), milliseconds when it spins through its poll; 0 when a connection is blamed")
+    @Description("How late the loop ran the tasks its QUIC connections scheduled on it, the longest wait in the episode so far: a second or more when the loop is blocked in one call (its connections starve), milliseconds when it spins through its poll; 0 when a connection is blamed")
     @Timespan(Timespan.NANOSECONDS)
     public long loopTaskDelay;
 

@@ -130,6 +130,8 @@ public final class EventFields {
     /** In {@link CpuSpin}. */
     public static final String LOOP_CONNECTION_COUNT = "loopConnectionCount";
     /** In {@link CpuSpin}. */
+    public static final String LOOP_SPIN = "loopSpin";
+    /** In {@link CpuSpin}. */
     public static final String LOOP_TASK_DELAY = "loopTaskDelay";
     /** In {@link CanaryRolledBack}. */
     public static final String METRIC = "metric";

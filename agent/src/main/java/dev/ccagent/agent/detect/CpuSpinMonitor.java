@@ -37,8 +37,9 @@ import java.util.function.Supplier;
  * iteration; else, when the tasks its connections scheduled on the loop are {@value #LOOP_BLOCKED_NANOS} ns
  * late or more (the loop is blocked in one call, not merely busy), to the loop itself, naming every
  * connection on it as starved and blaming none of them; else to the one with most send-loop wake-ups
- * (at least half of them); else to none (and no alarm: CPU not attributable to QUIC, and the loop
- * still serves its connections).
+ * (at least half of them, and {@value #LOOPS_PER_CPU_SECOND} per CPU second); else, when most stack samples
+ * find the loop inside its poll ({@link Reading#pollMethods}), to the loop itself (it spins through its poll);
+ * else to none (and no alarm: CPU not attributable to QUIC, and the loop still serves its connections).
  *
  * <p>Per episode: one WARN line and one status alarm at the start (with the thread's top frames from
  * one stack sample), an async-profiler capture when {@code profile-on-spin} is set, and
@@ -59,6 +60,11 @@ public final class CpuSpinMonitor {
     static final double DEMAND_MIN = 0.9;
     static final long BYTES_PER_CPU_SECOND = 32 * 1024;
     static final long DATAGRAMS_PER_CPU_SECOND = 50;
+    /**
+     * On a shared thread, the connection with most send-loop entries is blamed only when it has at least this many
+     * per CPU second of the thread's (a spinning send loop is entered thousands of times a second).
+     */
+    static final long LOOPS_PER_CPU_SECOND = 50;
     static final int TOP_FRAMES = 12;
     /**
      * A shared loop whose connections' tasks are this late is blocked, not busy: it starves them. A healthy
@@ -66,6 +72,14 @@ public final class CpuSpinMonitor {
      * {@code VertxOptions.DEFAULT_MAX_EVENT_LOOP_EXECUTE_TIME}).
      */
     static final long LOOP_BLOCKED_NANOS = 1_000_000_000L;
+    /** Stack samples, {@value #POLL_SAMPLE_SPACING_MILLIS} ms apart, that judge whether a shared loop spins through its poll. */
+    static final int POLL_SAMPLES = 24;
+    static final long POLL_SAMPLE_SPACING_MILLIS = 5;
+    /** Of them, at least this share inside the poll (with the thread at half a core or more) is a poll spin. */
+    static final double POLL_SHARE = 0.7;
+    /** {@code loopSpin} of a loop blocked in one call, and of one that spins through its poll. */
+    static final String BLOCKED = "blocked";
+    static final String POLLING = "polling";
     /** An open episode's figures are committed again this often. */
     static final long REPORT_EVERY_NANOS = 5_000_000_000L;
 
@@ -96,6 +110,12 @@ public final class CpuSpinMonitor {
          * -1 when not known. A loop blocked in one call delays them all; a busy loop that still runs its tasks does not.
          */
         public long taskDelayNanos = -1;
+        /**
+         * The calls in which the (shared) thread waits for I/O, its poll, as "class.method" suffixes of a frame
+         * (a relocated copy's package prefix matches too); null when the source names none. A thread that burns
+         * CPU while most stack samples find it there returns from its poll without work: it spins through it.
+         */
+        public java.util.List<String> pollMethods;
         public boolean closed;
         /** The connection's arm when it has one (the guard counts CPU spin episodes per arm). */
         public dev.ccagent.agent.measure.ArmStats arm;
@@ -142,7 +162,7 @@ public final class CpuSpinMonitor {
         final long ackEliciting;
         final long datagrams;
         final String topFrames;
-        /** How late the thread's connections' tasks were (loop-level spins; 0 otherwise). */
+        /** How late the thread's connections' tasks were, the longest wait so far (loop-level spins; 0 otherwise). */
         final long taskDelay;
 
         Figures(long atNanos, long cpuTime, long wall, long moved, long acked, long ackEliciting, long datagrams,
@@ -178,6 +198,13 @@ public final class CpuSpinMonitor {
         String connectionId;
         /** A loop-level spin: the starved connections' ids (listed) and their number; "" and 0 otherwise. */
         boolean loopLevel;
+        /** {@link #BLOCKED} or {@link #POLLING} for a loop-level episode, "" otherwise. */
+        String loopSpin = "";
+        /** The longest wait of its connections' tasks seen in a loop-level episode so far (ns). */
+        long maxTaskDelay;
+        /** A polling episode: samples in the poll, of how many. */
+        int inPoll;
+        int pollSamples;
         String starved = "";
         int starvedCount;
         String library;
@@ -208,6 +235,10 @@ public final class CpuSpinMonitor {
         boolean bytesKnown;
         boolean datagramsKnown;
         boolean shared;
+        /** Its poll's methods (see {@link Reading#pollMethods}), null when no source named them. */
+        java.util.List<String> pollMethods;
+        /** The tick of the latest poll check (at most one per window). */
+        long pollCheckTick = Long.MIN_VALUE / 2;
         /** This tick: the latest task of its connections (ns late), -1 when none is known. */
         long taskDelay = -1;
         long taskDelayTick;
@@ -238,6 +269,8 @@ public final class CpuSpinMonitor {
 
     private final ThreadMXBean threads;
     private final Supplier<ProfilerCapture> capture;
+    /** One stack sample of a thread as frame lines, "" when it ended (tests script it). */
+    java.util.function.LongFunction<String> sampler = id -> frames(stack(id));
     private final Map<Object, Conn> conns = new IdentityHashMap<>();
     private final Map<Long, Track> tracks = new HashMap<>();
     private long tick;
@@ -330,6 +363,9 @@ public final class CpuSpinMonitor {
                 t.taskDelay = -1;
             }
             t.taskDelay = Math.max(t.taskDelay, r.taskDelayNanos);
+            if (r.pollMethods != null) {
+                t.pollMethods = r.pollMethods;
+            }
             if (r.appBytes >= 0) {
                 t.bytesKnown = true;
                 t.cumBytes += delta(r.appBytes, c.appBytes);
@@ -475,11 +511,40 @@ public final class CpuSpinMonitor {
             return;
         }
         boolean blocked = t.shared && taskDelay(t) >= LOOP_BLOCKED_NANOS;
-        Conn blamed = blame(t, blocked);
-        if (blamed == null && !blocked) {
+        Conn blamed = blame(t, blocked, cpuSeconds);
+        String loopSpin = blocked ? BLOCKED : null;
+        String[] samples = null;
+        int inPoll = 0;
+        if (blamed == null && !blocked && t.shared && t.pollMethods != null && tick - t.pollCheckTick >= WINDOW_SAMPLES) {
+            // busy without QUIC progress, still running its tasks: in its handlers, or spinning through its poll?
+            t.pollCheckTick = tick;
+            samples = samples(t.threadId, POLL_SAMPLES, POLL_SAMPLE_SPACING_MILLIS);
+            inPoll = inPoll(samples, t.pollMethods);
+            if (samples.length >= POLL_SAMPLES / 2 && inPoll >= POLL_SHARE * samples.length) {
+                loopSpin = POLLING;
+            }
+        }
+        if (blamed == null && loopSpin == null) {
             return; // a shared thread busy with something no QUIC connection of ours explains, still running their tasks
         }
-        start(t, blamed, now, from, cpu, cpuSeconds / wall);
+        start(t, blamed, loopSpin, samples, inPoll, now, from, cpu, cpuSeconds / wall);
+    }
+
+    /** How many of {@code samples} have their top frame in one of {@code pollMethods} (a "class.method" suffix). */
+    static int inPoll(String[] samples, java.util.List<String> pollMethods) {
+        int n = 0;
+        for (String frames : samples) {
+            String top = firstLine(frames);
+            int colon = top.lastIndexOf(':');
+            String method = colon < 0 ? top : top.substring(0, colon);
+            for (String poll : pollMethods) {
+                if (method.endsWith(poll) && (method.length() == poll.length() || method.charAt(method.length() - poll.length() - 1) == '.')) {
+                    n++;
+                    break;
+                }
+            }
+        }
+        return n;
     }
 
     /** This tick's delay of the thread's connections' tasks (ns), -1 when not known. */
@@ -492,7 +557,7 @@ public final class CpuSpinMonitor {
      * shared thread that is {@code blocked} (its connections' tasks wait behind one call) unless one
      * connection is stuck inside its send iteration: the loop itself spins, starving all of them.
      */
-    private Conn blame(Track t, boolean blocked) {
+    private Conn blame(Track t, boolean blocked, double cpuSeconds) {
         Conn only = null;
         Conn stuck = null;
         Conn busiest = null;
@@ -521,11 +586,17 @@ public final class CpuSpinMonitor {
         if (blocked) {
             return null;
         }
-        return busiest != null && busiest.windowLoops > 0 && 2 * busiest.windowLoops >= loops ? busiest : null;
+        // a connection whose send loop the thread entered a few times (a handshake, a timer) explains no core
+        return busiest != null && busiest.windowLoops >= LOOPS_PER_CPU_SECOND * Math.max(cpuSeconds, 0.25)
+                && 2 * busiest.windowLoops >= loops ? busiest : null;
     }
 
-    /** Starts an episode blamed on {@code blamed}, or, when null, on the shared loop itself (every connection on it starved). */
-    private void start(Track t, Conn blamed, long now, int from, long cpu, double share) {
+    /**
+     * Starts an episode blamed on {@code blamed}, or, when null, on the shared loop itself ({@code loopSpin}:
+     * blocked, every connection on it starved; or polling, from {@code samples} of which {@code inPoll} in the poll).
+     */
+    private void start(Track t, Conn blamed, String loopSpin, String[] samples, int inPoll, long now, int from, long cpu,
+                       double share) {
         Episode e = new Episode();
         e.startNanos = t.time[from];
         e.startCpu = t.cpu[from];
@@ -538,10 +609,13 @@ public final class CpuSpinMonitor {
             e.connectionId = blamed.last.connectionId;
         } else {
             starve(t, e);
+            e.loopSpin = loopSpin;
+            e.inPoll = inPoll;
+            e.pollSamples = samples != null ? samples.length : 0;
         }
         ThreadInfo info = stack(t.threadId);
         e.threadName = info != null ? info.getThreadName() : "";
-        e.topFrames = sampledFrames(t.threadId, frames(info));
+        e.topFrames = samples != null ? mostFrequentTop(samples, samples.length) : sampledFrames(t.threadId, frames(info));
         ProfilerCapture p = capture.get();
         String what = "CPU spin on " + where(e);
         e.flameGraph = p != null ? p.trigger(what) : null;
@@ -561,10 +635,16 @@ public final class CpuSpinMonitor {
                 ? String.format(Locale.ROOT, "CPU spin on %s: thread \"%s\" (id %d) burned %.0f%% of a core for %.1f s "
                         + "while the connection moved %s; top frames: %s", where(e), e.threadName, t.threadId, 100 * share,
                 (now - e.startNanos) / 1e9, moved, firstFrames(e.topFrames, 3))
-                : String.format(Locale.ROOT, "CPU spin on %s: thread \"%s\" (id %d) burned %.0f%% of a core for %.1f s, "
+                : BLOCKED.equals(e.loopSpin)
+                ? String.format(Locale.ROOT, "CPU spin on %s: thread \"%s\" (id %d) burned %.0f%% of a core for %.1f s, "
                         + "its QUIC connections' tasks %.1f s late, they moved %s; starved connections: %s; top frames: %s",
                 where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.figures.taskDelay / 1e9,
-                moved, e.starved, firstFrames(e.topFrames, 3));
+                moved, e.starved, firstFrames(e.topFrames, 3))
+                : String.format(Locale.ROOT, "CPU spin on %s: thread \"%s\" (id %d) burned %.0f%% of a core for %.1f s "
+                        + "returning from its poll without work (%d of %d stack samples inside it), its QUIC connections' "
+                        + "tasks %.3f s late, they moved %s; QUIC connections on the loop: %s; top frames: %s",
+                where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.inPoll, e.pollSamples,
+                e.figures.taskDelay / 1e9, moved, e.starved, firstFrames(e.topFrames, 3));
         AgentLog.warn(line + (e.flameGraph.isEmpty() ? "" : "; flame graph " + e.flameGraph));
         AgentRuntime.recordAlarm(line);
         if (blamed != null && blamed.last.arm != null) {
@@ -577,9 +657,12 @@ public final class CpuSpinMonitor {
 
     /** "netty connection ID", or for a loop-level spin "netty event loop (N QUIC connections starved)". */
     private static String where(Episode e) {
-        return e.loopLevel
-                ? e.library + " event loop (" + e.starvedCount + " QUIC connection" + (e.starvedCount == 1 ? "" : "s") + " starved)"
-                : e.library + " connection " + e.connectionId;
+        if (!e.loopLevel) {
+            return e.library + " connection " + e.connectionId;
+        }
+        String n = e.starvedCount + " QUIC connection" + (e.starvedCount == 1 ? "" : "s");
+        return BLOCKED.equals(e.loopSpin) ? e.library + " event loop (blocked, " + n + " starved)"
+                : e.library + " event loop (polling without work, " + n + " on it)";
     }
 
     /** A loop-level episode: every open connection on the blocked thread waits behind it. */
@@ -609,7 +692,10 @@ public final class CpuSpinMonitor {
 
     /** The episode's figures since it started, as of {@code now}. */
     private static Figures figures(Track t, Episode e, long now, long cpu, String topFrames) {
-        long taskDelay = e.loopLevel && t.taskDelay > 0 ? t.taskDelay : 0;
+        if (e.loopLevel && t.taskDelay > e.maxTaskDelay) {
+            e.maxTaskDelay = t.taskDelay;
+        }
+        long taskDelay = e.maxTaskDelay;
         return new Figures(now, (cpu >= 0 ? cpu : t.cpu[t.head]) - e.startCpu, now - e.startNanos,
                 t.cumBytes - e.startBytes, t.cumAcked - e.startAcked, t.cumAckEliciting - e.startAckEliciting,
                 t.dgrams[t.head] - e.startDatagrams, topFrames, taskDelay);
@@ -656,6 +742,7 @@ public final class CpuSpinMonitor {
         ev.loopConnections = e.starved;
         ev.loopConnectionCount = e.starvedCount;
         ev.loopTaskDelay = f.taskDelay;
+        ev.loopSpin = e.loopSpin;
         ev.endedBy = endedBy;
         ev.detectedAfter = WINDOW_SAMPLES * PERIOD_MILLIS * 1_000_000L;
     }
@@ -722,20 +809,29 @@ public final class CpuSpinMonitor {
         if (!first.isEmpty()) {
             samples[n++] = first;
         }
-        while (n < STACK_SAMPLES) {
+        String[] more = samples(threadId, STACK_SAMPLES - n, SAMPLE_SPACING_MILLIS);
+        System.arraycopy(more, 0, samples, n, more.length);
+        return mostFrequentTop(samples, n + more.length);
+    }
+
+    /** Up to {@code count} stack samples of the thread, {@code spacingMillis} apart (fewer when it ends). */
+    String[] samples(long threadId, int count, long spacingMillis) {
+        String[] samples = new String[count];
+        int n = 0;
+        while (n < count) {
             try {
-                Thread.sleep(SAMPLE_SPACING_MILLIS);
+                Thread.sleep(spacingMillis);
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
                 break;
             }
-            String f = frames(stack(threadId));
+            String f = sampler.apply(threadId);
             if (f.isEmpty()) {
                 break; // the thread ended
             }
             samples[n++] = f;
         }
-        return mostFrequentTop(samples, n);
+        return n == count ? samples : java.util.Arrays.copyOf(samples, n);
     }
 
     /** Of {@code n} frame strings, the latest whose first line is the most frequent first line ("" for none). */

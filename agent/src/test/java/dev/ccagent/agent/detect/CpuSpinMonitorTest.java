@@ -328,7 +328,7 @@ class CpuSpinMonitorTest {
             blocked(mine, 2, 11, 250 * MS);
             assertEquals(1, CpuSpinMonitor.ongoing());
             String status = CpuSpinMonitor.openEpisodes().get(0);
-            assertTrue(status.startsWith("CPU spin on test event loop (3 QUIC connections starved)"), status);
+            assertTrue(status.startsWith("CPU spin on test event loop (blocked, 3 QUIC connections starved)"), status);
             assertEquals(before, arm.getAlarms(), "a loop-level spin is no connection's and no arm's");
             blocked(mine, 4, 11, 250 * MS);
             for (int i = 0; i < 4; i++) { // the loop returns: its tasks run, its connections move again
@@ -367,6 +367,57 @@ class CpuSpinMonitorTest {
             period(12, 1.0);
         }
         assertEquals(0, CpuSpinMonitor.episodes());
+    }
+
+    /** A loop whose stack samples find it in its poll {@code pollShare} of the time, spread evenly, else in a handler. */
+    void sampled(double pollShare) {
+        int[] i = {0};
+        monitor.sampler = id -> Math.floor(++i[0] * pollShare) > Math.floor((i[0] - 1) * pollShare) // spread evenly
+                ? "io.netty.channel.epoll.Native.epollWait0\nio.netty.channel.epoll.Native.epollWait:193"
+                : "io.netty.handler.Busy.channelRead:12\nio.netty.channel.AbstractChannelHandlerContext.invokeChannelRead:444";
+    }
+
+    @Test
+    void aLoopThatBurnsACoreInsideItsPollIsALoopLevelPollingSpin() {
+        List<CpuSpinMonitor.Reading> mine = loopOf(14, "p1", "p2");
+        mine.forEach(r -> r.pollMethods = List.of("channel.epoll.Native.epollWait0", "sun.nio.ch.EPoll.wait"));
+        sampled(0.88); // CVE-2026-42577 on Netty 4.2.12: 220 of 250 samples in epollWait0
+        blocked(mine, 12, 14, 0); // its tasks run on time
+        assertEquals(1, CpuSpinMonitor.ongoing());
+        String status = CpuSpinMonitor.openEpisodes().get(0);
+        assertTrue(status.startsWith("CPU spin on test event loop (polling without work, 2 QUIC connections on it)"), status);
+        assertTrue(status.contains("Native.epollWait0"), status);
+    }
+
+    @Test
+    void aLoopBusyInItsHandlersIsNoPollingSpin() {
+        List<CpuSpinMonitor.Reading> mine = loopOf(15, "h1", "h2");
+        mine.forEach(r -> r.pollMethods = List.of("channel.epoll.Native.epollWait0"));
+        sampled(0.3); // TCP traffic: mostly in its handlers, now and then in a (returning) poll
+        blocked(mine, 40, 15, 0);
+        assertEquals(0, CpuSpinMonitor.episodes());
+        // a relocated copy's poll ("shaded.io.netty...") matches; another class's method of the same name does not
+        assertEquals(1, CpuSpinMonitor.inPoll(new String[] {"shaded.io.netty.channel.epoll.Native.epollWait0"},
+                List.of("channel.epoll.Native.epollWait0")));
+        assertEquals(0, CpuSpinMonitor.inPoll(new String[] {"my.xchannel.epoll.Native.epollWait0:3"},
+                List.of("channel.epoll.Native.epollWait0")));
+    }
+
+    @Test
+    void aConnectionWhoseSendLoopSpinsOnASharedLoopIsBlamedOneEnteredAFewTimesIsNot() {
+        List<CpuSpinMonitor.Reading> mine = loopOf(16, "few", "many");
+        mine.get(0).loopsEntered = 3; // its handshake, in the window
+        mine.get(0).loopsExited = 3;
+        blocked(mine, 12, 16, 0);
+        assertEquals(0, CpuSpinMonitor.episodes(), "3 send-loop entries explain no core");
+        for (int i = 0; i < 12; i++) { // now one re-enters its send loop 200 times a period, sending nothing
+            mine.get(1).loopsEntered += 200;
+            mine.get(1).loopsExited += 200;
+            period(16, 1.0);
+        }
+        assertEquals(1, CpuSpinMonitor.ongoing());
+        assertTrue(CpuSpinMonitor.openEpisodes().get(0).startsWith("CPU spin on test connection many,"),
+                CpuSpinMonitor.openEpisodes().toString());
     }
 
     @Test

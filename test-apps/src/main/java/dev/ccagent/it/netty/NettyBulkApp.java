@@ -115,15 +115,7 @@ public final class NettyBulkApp {
         long wall0 = System.nanoTime();
         long cpu0 = cpuNanos();
 
-        KeyStore ks = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(Path.of(a.get("keystore")))) {
-            ks.load(in, pass);
-        }
-        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(ks, pass);
-        QuicSslContext serverSsl = QuicSslContextBuilder.forServer(kmf, new String(pass)).applicationProtocols("bulk").build();
-        QuicSslContext clientSsl = QuicSslContextBuilder.forClient()
-                .trustManager(InsecureTrustManagerFactory.INSTANCE).applicationProtocols("bulk").build();
+        QuicSslContext serverSsl = serverSsl(Path.of(a.get("keystore")), pass);
 
         boolean ok = true;
         @SuppressWarnings("deprecation")
@@ -133,16 +125,7 @@ public final class NettyBulkApp {
         Channel server = null;
         Channel client = null;
         try {
-            QuicServerCodecBuilder sb = new QuicServerCodecBuilder().sslContext(serverSsl)
-                    .maxIdleTimeout(15, TimeUnit.SECONDS)
-                    .initialMaxData(32 << 20)
-                    .initialMaxStreamDataBidirectionalLocal(16 << 20)
-                    .initialMaxStreamDataBidirectionalRemote(16 << 20)
-                    .initialMaxStreamsBidirectional(16)
-                    .maxSendUdpPayloadSize(1350).maxRecvUdpPayloadSize(1350)
-                    .tokenHandler(InsecureQuicTokenHandler.INSTANCE)
-                    .handler(new Sharable())
-                    .streamHandler(new StreamInit());
+            QuicServerCodecBuilder sb = serverCodec(serverSsl);
             if (!appCc.equals("none")) {
                 sb.congestionControlAlgorithm(QuicCongestionControlAlgorithm.valueOf(appCc.toUpperCase(Locale.ROOT)));
             }
@@ -188,14 +171,7 @@ public final class NettyBulkApp {
                 emulator = LinkEmulator.start(target, up.build(), down.build(), 7);
                 target = emulator.address();
             }
-            client = new Bootstrap().group(group).channel(NioDatagramChannel.class)
-                    .handler(new QuicClientCodecBuilder().sslContext(clientSsl)
-                            .maxIdleTimeout(15, TimeUnit.SECONDS)
-                            .initialMaxData(32 << 20)
-                            .initialMaxStreamDataBidirectionalLocal(16 << 20)
-                            .initialMaxStreamDataBidirectionalRemote(16 << 20)
-                            .initialMaxStreamsBidirectional(16)
-                            .maxSendUdpPayloadSize(1350).maxRecvUdpPayloadSize(1350).build())
+            client = new Bootstrap().group(group).channel(NioDatagramChannel.class).handler(clientCodec())
                     .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
             if (warmup > 0) {
                 // a fast link that still shapes, so that pacing and the emulator's queue get compiled too
@@ -212,10 +188,7 @@ public final class NettyBulkApp {
                 awaitFile(Path.of(a.get("start-after"))); // the test attaches the agent, then creates the file
             }
             for (int i = 0; i < Integer.parseInt(a.getOrDefault("idle-connections", "0")); i++) {
-                QuicChannel idle = QuicChannel.newBootstrap(client).handler(new ChannelInboundHandlerAdapter())
-                        .remoteAddress(target).connect().get(10, TimeUnit.SECONDS);
-                System.out.println("CLIENT id=" + QuicheWindowProbe.idOf(idle) + " idle");
-                idleConnections.add(idle);
+                idleConnections.add(idleConnection(client, target));
             }
             long expected = expectedCrc(bytes);
             for (int i = 0; i < connections; i++) {
@@ -261,6 +234,52 @@ public final class NettyBulkApp {
         return ok;
     }
 
+    /** The server's TLS context from a PKCS#12 key store (the key's password is the store's). */
+    static QuicSslContext serverSsl(Path keystore, char[] pass) throws Exception {
+        KeyStore ks = KeyStore.getInstance("PKCS12");
+        try (InputStream in = Files.newInputStream(keystore)) {
+            ks.load(in, pass);
+        }
+        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(ks, pass);
+        return QuicSslContextBuilder.forServer(kmf, new String(pass)).applicationProtocols("bulk").build();
+    }
+
+    /** The server codec: each connection serves one download per stream (StreamInit), SERVED printed as it opens. */
+    static QuicServerCodecBuilder serverCodec(QuicSslContext serverSsl) {
+        return new QuicServerCodecBuilder().sslContext(serverSsl)
+                .maxIdleTimeout(15, TimeUnit.SECONDS)
+                .initialMaxData(32 << 20)
+                .initialMaxStreamDataBidirectionalLocal(16 << 20)
+                .initialMaxStreamDataBidirectionalRemote(16 << 20)
+                .initialMaxStreamsBidirectional(16)
+                .maxSendUdpPayloadSize(1350).maxRecvUdpPayloadSize(1350)
+                .tokenHandler(InsecureQuicTokenHandler.INSTANCE)
+                .handler(new Sharable())
+                .streamHandler(new StreamInit());
+    }
+
+    /** The client codec (trusts any server certificate: 127.0.0.1 only). */
+    static ChannelHandler clientCodec() {
+        QuicSslContext clientSsl = QuicSslContextBuilder.forClient()
+                .trustManager(InsecureTrustManagerFactory.INSTANCE).applicationProtocols("bulk").build();
+        return new QuicClientCodecBuilder().sslContext(clientSsl)
+                .maxIdleTimeout(15, TimeUnit.SECONDS)
+                .initialMaxData(32 << 20)
+                .initialMaxStreamDataBidirectionalLocal(16 << 20)
+                .initialMaxStreamDataBidirectionalRemote(16 << 20)
+                .initialMaxStreamsBidirectional(16)
+                .maxSendUdpPayloadSize(1350).maxRecvUdpPayloadSize(1350).build();
+    }
+
+    /** A client connection to {@code target} left open and idle (its id printed as {@code CLIENT id=HEX idle}). */
+    static QuicChannel idleConnection(Channel client, InetSocketAddress target) throws Exception {
+        QuicChannel idle = QuicChannel.newBootstrap(client).handler(new ChannelInboundHandlerAdapter())
+                .remoteAddress(target).connect().get(10, TimeUnit.SECONDS);
+        System.out.println("CLIENT id=" + QuicheWindowProbe.idOf(idle) + " idle");
+        return idle;
+    }
+
     private static void awaitFile(Path file) throws InterruptedException {
         long until = System.nanoTime() + 90_000_000_000L;
         while (!Files.exists(file)) {
@@ -271,7 +290,7 @@ public final class NettyBulkApp {
         }
     }
 
-    private static boolean transfer(String label, int i, Channel client, InetSocketAddress target, long bytes,
+    static boolean transfer(String label, int i, Channel client, InetSocketAddress target, long bytes,
                                     long expected) throws Exception {
         QuicChannel qc = QuicChannel.newBootstrap(client).handler(new ChannelInboundHandlerAdapter())
                 .remoteAddress(target).connect().get(10, TimeUnit.SECONDS);
