@@ -138,6 +138,8 @@ final class ConnectionModel {
     /** Time series per arm name of the CongestionState samples ("LABEL ALGORITHM"). */
     final Map<String, ArmSeries> series = new TreeMap<>();
     final List<FleetReport.Rollback> rollbacks = new ArrayList<>();
+    /** Spins of shared event loops themselves per episode, each by its latest event (an ended one first). */
+    final Map<String, FleetReport.LoopSpin> loopSpins = new java.util.LinkedHashMap<>();
     /** Fallbacks per cause ("WHERE (EXCEPTION)"), counted from the Fallback events. */
     final Map<String, FleetReport.FallbackCause> fallbacks = new TreeMap<>();
     /** Module verdicts, each once: keyed by all their fields and the verdict time (the chunk-start repeats share it). */

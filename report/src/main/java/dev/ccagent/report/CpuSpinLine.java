@@ -21,7 +21,10 @@ final class CpuSpinLine {
      */
     static Object episodeKey(RecordedEvent e) {
         long id = e.hasField(EventFields.EPISODE_ID) ? e.getLong(EventFields.EPISODE_ID) : 0;
-        return id > 0 ? e.getString(EventFields.LIBRARY) + "|" + e.getString(EventFields.CONNECTION_ID) + "|" + id : new Object();
+        // a loop's episode names no connection: the ids of the connections on it (random, fixed at detection) tell
+        // one JVM's episode 1 from another's
+        return id > 0 ? e.getString(EventFields.LIBRARY) + "|" + e.getString(EventFields.CONNECTION_ID) + "|" + id
+                + (loopLevel(e) ? "|" + e.getString(EventFields.LOOP_CONNECTIONS) : "") : new Object();
     }
 
     /**
@@ -61,17 +64,24 @@ final class CpuSpinLine {
     }
 
     /**
-     * "connection ID", or for a spin of a shared event loop itself (an agent that names the connections it
-     * starves) "event loop, tasks 2.1 s late, 3 QUIC connections starved: a,b,c".
+     * "connection ID", or for a spin of a shared event loop itself (an agent that names the connections on it)
+     * "event loop blocked, tasks 2.1 s late, 3 QUIC connections starved: a,b,c" or "event loop polling without
+     * work, tasks 0.000 s late, 3 QUIC connections on it: a,b,c".
      */
+    /** A spin of a shared event loop itself (no connection blamed), from an agent that names the connections on it. */
+    static boolean loopLevel(RecordedEvent e) {
+        return e.hasField(EventFields.LOOP_CONNECTION_COUNT) && e.getInt(EventFields.LOOP_CONNECTION_COUNT) > 0;
+    }
+
     static String where(RecordedEvent e) {
-        int starved = e.hasField(EventFields.LOOP_CONNECTION_COUNT) ? e.getInt(EventFields.LOOP_CONNECTION_COUNT) : 0;
-        if (starved <= 0) {
+        int n = e.hasField(EventFields.LOOP_CONNECTION_COUNT) ? e.getInt(EventFields.LOOP_CONNECTION_COUNT) : 0;
+        if (n <= 0) {
             return "connection " + e.getString(EventFields.CONNECTION_ID);
         }
-        return String.format(Locale.ROOT, "event loop, tasks %.1f s late, %d QUIC connection%s starved: %s",
-                e.getLong(EventFields.LOOP_TASK_DELAY) / 1e9, starved, starved == 1 ? "" : "s",
-                e.getString(EventFields.LOOP_CONNECTIONS));
+        boolean blocked = !e.hasField(EventFields.LOOP_SPIN) || !"polling".equals(e.getString(EventFields.LOOP_SPIN));
+        return String.format(Locale.ROOT, "event loop %s, tasks %.3f s late, %d QUIC connection%s %s: %s",
+                blocked ? "blocked" : "polling without work", e.getLong(EventFields.LOOP_TASK_DELAY) / 1e9, n,
+                n == 1 ? "" : "s", blocked ? "starved" : "on it", e.getString(EventFields.LOOP_CONNECTIONS));
     }
 
     static void section(StringBuilder sb, java.util.Collection<RecordedEvent> episodes) {

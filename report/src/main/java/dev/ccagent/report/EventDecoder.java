@@ -106,6 +106,10 @@ final class EventDecoder {
                     if (unflaggedAllocation(e)) {
                         return;
                     }
+                    if (name.equals(EventNames.CPU_SPIN) && CpuSpinLine.loopLevel(e)) {
+                        loopSpin(e); // no connection's alarm: the loop's
+                        return;
+                    }
                     if (name.equals(EventNames.CPU_SPIN) && !spinEpisodes.add(CpuSpinLine.episodeKey(e))) {
                         return; // one alarm per episode, however many of its events were recorded
                     }
@@ -113,6 +117,33 @@ final class EventDecoder {
                 }
         }
     }
+
+    /** A loop-level CpuSpin event: its episode's entry, replaced by a later or an ended one. */
+    private void loopSpin(RecordedEvent e) {
+        String key = String.valueOf(CpuSpinLine.episodeKey(e));
+        FleetReport.LoopSpin had = model.loopSpins.get(key);
+        String endedBy = string(e, EventFields.ENDED_BY);
+        boolean ended = !"ongoing".equals(endedBy);
+        java.time.Instant end = e.getEndTime();
+        if (had != null) {
+            boolean hadEnded = !"ongoing".equals(had.endedBy());
+            if (hadEnded && !ended || hadEnded == ended && !end.isAfter(loopSpinEnds.get(key))) {
+                return; // the episode's entry is already an ended or a later one
+            }
+        }
+        long episodeNanos = Math.max(0, number(e, EventFields.EPISODE_DURATION));
+        String frames = string(e, EventFields.TOP_FRAMES);
+        int nl = frames.indexOf('\n');
+        loopSpinEnds.put(key, end);
+        model.loopSpins.put(key, new FleetReport.LoopSpin(end.minusNanos(episodeNanos), intern(string(e, EventFields.LIBRARY)),
+                string(e, EventFields.THREAD_NAME), intern(string(e, EventFields.LOOP_SPIN)), episodeNanos / 1e9,
+                e.getDouble(EventFields.CPU_SHARE), number(e, EventFields.LOOP_TASK_DELAY),
+                (int) number(e, EventFields.LOOP_CONNECTION_COUNT), string(e, EventFields.LOOP_CONNECTIONS),
+                nl < 0 ? frames : frames.substring(0, nl), endedBy));
+    }
+
+    /** The end of each loop spin's entry in the model (which event of the episode it is). */
+    private final Map<String, java.time.Instant> loopSpinEnds = new HashMap<>();
 
     /** A Fallback event: its count added to its cause's. */
     private void fallback(RecordedEvent e) {

@@ -276,6 +276,25 @@ public final class FleetHtml {
                     .append(a.connectionsWithLongStalls).append("</td></tr>");
         }
         h.append("</table>");
+        if (!r.loopSpins().isEmpty()) {
+            h.append("<h2>Event-loop spins</h2><p class=\"note\">A shared event loop burned CPU while its QUIC connections waited:"
+                    + " blocked in one call (their tasks a second late or more) or polling without work (its poll"
+                    + " returning at once, its tasks still on time). No connection and no arm is blamed.</p>")
+                    .append("<table><tr><th class=\"l\">since</th><th class=\"l\">loop</th><th class=\"l\">how</th>")
+                    .append("<th>seconds</th><th>CPU</th><th>tasks late</th><th>QUIC connections</th>")
+                    .append("<th class=\"l\">innermost frame</th><th class=\"l\">ended</th></tr>");
+            for (FleetReport.LoopSpin s : r.loopSpins()) {
+                h.append("<tr><td class=\"l\">").append(esc(ms(s.since()))).append("</td><td class=\"l\">")
+                        .append(esc(s.library() + " " + s.thread())).append("</td><td class=\"l\">")
+                        .append(esc("polling".equals(s.kind()) ? "polling without work" : "blocked")).append("</td><td>")
+                        .append(String.format(Locale.ROOT, "%.1f", s.seconds())).append("</td><td>")
+                        .append(String.format(Locale.ROOT, "%.0f%%", 100 * s.cpuShare())).append("</td><td>")
+                        .append(String.format(Locale.ROOT, "%.3f s", s.taskDelayNanos() / 1e9)).append("</td><td title=\"")
+                        .append(esc(s.connectionIds())).append("\">").append(s.connections()).append("</td><td class=\"l wl\">")
+                        .append(esc(s.topFrame())).append("</td><td class=\"l\">").append(esc(s.endedBy())).append("</td></tr>");
+            }
+            h.append("</table>");
+        }
         if (!r.rollbacks().isEmpty()) {
             h.append("<h2>Guard rollbacks</h2><ul>");
             for (FleetReport.Rollback rb : r.rollbacks()) {

@@ -122,9 +122,27 @@ public final class FleetOutput {
             sb.append(String.format(Locale.ROOT, "%nguard rolled back %s at %s (%s): %s%n", rb.arm(), rb.time(),
                     rb.metric(), rb.evidence()));
         }
+        loopSpins(sb, r);
         fallbacks(sb, r);
         moduleVerdicts(sb, r);
         return sb.toString();
+    }
+
+    /** Spins of event loops themselves (no connection blamed, so in no arm's alarms): one line per episode. */
+    private static void loopSpins(StringBuilder sb, FleetReport r) {
+        if (r.loopSpins().isEmpty()) {
+            return;
+        }
+        sb.append(String.format(Locale.ROOT, "%nevent-loop spins (a shared loop burned CPU while its QUIC connections"
+                + " waited; no connection or arm blamed):%n"));
+        for (FleetReport.LoopSpin s : r.loopSpins()) {
+            sb.append(String.format(Locale.ROOT, "  %s %s loop \"%s\" %s: %.1f s at %.0f%% of a core, tasks %.3f s late, "
+                            + "%d QUIC connection%s on it (%s); %s; at %s%n", s.since(), s.library(), s.thread(),
+                    "polling".equals(s.kind()) ? "polling without work" : "blocked", s.seconds(), 100 * s.cpuShare(),
+                    s.taskDelayNanos() / 1e9, s.connections(), s.connections() == 1 ? "" : "s", s.connectionIds(),
+                    "ongoing".equals(s.endedBy()) ? "still ongoing when last recorded" : "ended by " + s.endedBy(),
+                    s.topFrame()));
+        }
     }
 
     /** Per target module: the class loaders it applied to, and every loader it skipped with the reason (nothing without verdicts). */
@@ -351,6 +369,17 @@ public final class FleetOutput {
             sb.append(first ? "" : ",").append("{\"time\":").append(str(rb.time().toString()))
                     .append(",\"arm\":").append(str(rb.arm())).append(",\"metric\":").append(str(rb.metric()))
                     .append(",\"evidence\":").append(str(rb.evidence())).append('}');
+            first = false;
+        }
+        sb.append("],\"loopSpins\":[");
+        first = true;
+        for (FleetReport.LoopSpin s : r.loopSpins()) {
+            sb.append(first ? "" : ",").append("{\"since\":").append(str(s.since().toString()))
+                    .append(",\"library\":").append(str(s.library())).append(",\"thread\":").append(str(s.thread()))
+                    .append(",\"kind\":").append(str(s.kind())).append(",\"seconds\":").append(dbl(s.seconds()))
+                    .append(",\"cpuShare\":").append(dbl(s.cpuShare())).append(",\"taskDelayNanos\":").append(s.taskDelayNanos())
+                    .append(",\"connections\":").append(s.connections()).append(",\"connectionIds\":").append(str(s.connectionIds()))
+                    .append(",\"topFrame\":").append(str(s.topFrame())).append(",\"endedBy\":").append(str(s.endedBy())).append('}');
             first = false;
         }
         sb.append("],\"fallbacks\":[");

@@ -147,6 +147,16 @@ public final class FleetReport {
     public record Rollback(Instant time, String arm, String metric, String evidence) {
     }
 
+    /**
+     * A spin of a shared event loop itself (no connection blamed), by its latest CpuSpin event: since when, the
+     * loop's thread, how it spun ({@code blocked} or {@code polling}), for how long at what share of a core,
+     * how late the tasks of the QUIC connections on it ran, those connections (their ids as listed, and their
+     * number), the innermost frame, and how it ended ({@code ongoing} when last recorded).
+     */
+    public record LoopSpin(Instant since, String library, String thread, String kind, double seconds, double cpuShare,
+                           long taskDelayNanos, int connections, String connectionIds, String topFrame, String endedBy) {
+    }
+
     /** One cause of fallbacks (the agent's code failed, the connection went on without it), from its Fallback events. */
     public static final class FallbackCause {
         public final String where;
@@ -254,6 +264,11 @@ public final class FleetReport {
 
     public List<Rollback> rollbacks() {
         return model.rollbacks;
+    }
+
+    /** Spins of shared event loops themselves, one per episode, in the order first recorded. */
+    public List<LoopSpin> loopSpins() {
+        return new ArrayList<>(model.loopSpins.values());
     }
 
     /** Fallbacks per cause, the most frequent first. */

@@ -125,6 +125,66 @@ class FleetReportTest {
     }
 
     @Test
+    void aLoopLevelSpinIsListedOnceAsTheLoopsAndInNoArmsAlarms(@TempDir Path dir) throws Exception {
+        SplittableRandom r = new SplittableRandom(8);
+        List<SyntheticFleet.Plan> plans = SyntheticFleet.plan("jvm-loop", 1, 2, 1_000_000_000L,
+                List.of(new SyntheticFleet.ArmModel("default", "cubic", 1.0, 4e6, 0.6, 50, 0.012)), r);
+        SyntheticFleet.Plan p = plans.get(0);
+        List<Class<? extends jdk.jfr.Event>> types = List.of(ConnectionSummary.class, dev.ccagent.jfr.CpuSpin.class);
+        Path file = SyntheticFleet.record(dir.resolve("loop.jfr"), types, () -> {
+            SyntheticFleet.summary(p, 1, 0, "close");
+            // one episode of the loop itself, as the agent records it: at detection, while it lasted, at its end
+            long[] delays = {2_100_000_000L, 6_900_000_000L, 6_900_000_000L};
+            String[] endedBy = {"ongoing", "ongoing", "progress"};
+            for (int i = 0; i < 3; i++) {
+                dev.ccagent.jfr.CpuSpin e = new dev.ccagent.jfr.CpuSpin();
+                e.library = "netty";
+                e.connectionId = "";
+                e.episodeId = 43;
+                e.threadName = "nioEventLoopGroup-2-1";
+                e.loopSpin = "blocked";
+                e.loopConnections = p.connectionId + ",0b0c";
+                e.loopConnectionCount = 2;
+                e.loopTaskDelay = delays[i];
+                e.episodeDuration = (2 + 5L * i) * 1_000_000_000L;
+                e.cpuShare = 0.98;
+                e.topFrames = "my.app.Handler.spin:12\nio.netty.channel.nio.NioEventLoop.run:600";
+                e.endedBy = endedBy[i];
+                e.commit();
+            }
+        });
+        FleetReport report = FleetReport.read(List.of(file), new FleetReport.Options());
+        assertTrue(report.arms().values().stream().allMatch(a -> a.alarms.isEmpty()), "no connection's alarm");
+        assertEquals(1, report.loopSpins().size(), report.loopSpins().toString());
+        FleetReport.LoopSpin s = report.loopSpins().get(0);
+        assertEquals("progress", s.endedBy(), "the episode's last event");
+        assertEquals(6_900_000_000L, s.taskDelayNanos());
+        assertEquals("my.app.Handler.spin:12", s.topFrame());
+        assertEquals(2, s.connections());
+        String text = FleetOutput.text(report);
+        assertTrue(text.contains("netty loop \"nioEventLoopGroup-2-1\" blocked: 12.0 s at 98% of a core, tasks 6.900 s late, "
+                + "2 QUIC connections on it (" + p.connectionId + ",0b0c); ended by progress; at my.app.Handler.spin:12"), text);
+        assertTrue(FleetOutput.json(report).contains("\"loopSpins\":[{\"since\":"), FleetOutput.json(report));
+        // another JVM's episode 43 of a loop of the same name is another episode
+        Path other = SyntheticFleet.record(dir.resolve("other.jfr"), types, () -> {
+            dev.ccagent.jfr.CpuSpin e = new dev.ccagent.jfr.CpuSpin();
+            e.library = "netty";
+            e.connectionId = "";
+            e.episodeId = 43;
+            e.threadName = "nioEventLoopGroup-2-1";
+            e.loopSpin = "polling";
+            e.loopConnections = "0d0e";
+            e.loopConnectionCount = 1;
+            e.endedBy = "idle";
+            e.commit();
+        });
+        assertEquals(2, FleetReport.read(List.of(file, other), new FleetReport.Options()).loopSpins().size());
+        Path html = dir.resolve("loop.html");
+        FleetHtml.write(report, html);
+        assertTrue(java.nio.file.Files.readString(html).contains("<h2>Event-loop spins</h2>"));
+    }
+
+    @Test
     void mergeOfTwoRecordingsEqualsOneRecordingOfTheirConnectionsAndDuplicatesCountOnce(@TempDir Path dir)
             throws Exception {
         List<SyntheticFleet.Plan> a = plans("aaaa0001", 60, 11, 1.5);
@@ -446,7 +506,7 @@ class FleetReportTest {
             "\"duplicateSummaries\":", "\"baseline\":\"default stock\"", "\"arms\":[", "\"goodputBps\":{\"all\":",
             "\"leftSlowStart\":", "\"rttP50Ms\":", "\"rttP95Ms\":", "\"lossRate\":{\"aggregate\":", "\"comparisons\":[",
             "\"metric\":\"goodput\"", "\"ciLow\":", "\"ciHigh\":", "\"p\":", "\"verdict\":", "\"connectionsNeededPerArm\":",
-            "\"rollbacks\":[", "\"fallbacks\":[", "\"exitStatus\":0"}) {
+            "\"rollbacks\":[", "\"loopSpins\":[", "\"fallbacks\":[", "\"exitStatus\":0"}) {
             assertTrue(json.contains(field), field + " in " + json);
         }
         assertEquals(json, cli("report", "--json", "--seed", "5", f.toString()).stdout(), "same seed, same report");
