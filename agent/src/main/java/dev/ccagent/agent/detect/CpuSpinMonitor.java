@@ -75,8 +75,12 @@ public final class CpuSpinMonitor {
     /** Stack samples, {@value #POLL_SAMPLE_SPACING_MILLIS} ms apart, that judge whether a shared loop spins through its poll. */
     static final int POLL_SAMPLES = 24;
     static final long POLL_SAMPLE_SPACING_MILLIS = 5;
-    /** Of them, at least this share inside the poll (with the thread at half a core or more) is a poll spin. */
-    static final double POLL_SHARE = 0.7;
+    /**
+     * A poll spin burns at least this much of a core inside the poll: estimated as the share of samples in the poll
+     * less the time the thread was parked there (one less its CPU share while sampled), since a sample cannot tell
+     * a thread parked in {@code epoll_wait} from one returning from it at once.
+     */
+    static final double POLL_SPIN_CORE = 0.5;
     /** {@code loopSpin} of a loop blocked in one call, and of one that spins through its poll. */
     static final String BLOCKED = "blocked";
     static final String POLLING = "polling";
@@ -205,6 +209,8 @@ public final class CpuSpinMonitor {
         /** A polling episode: samples in the poll, of how many. */
         int inPoll;
         int pollSamples;
+        /** A polling episode: the estimated share of a core burned inside the poll while sampled. */
+        double pollCore;
         String starved = "";
         int starvedCount;
         String library;
@@ -515,19 +521,30 @@ public final class CpuSpinMonitor {
         String loopSpin = blocked ? BLOCKED : null;
         String[] samples = null;
         int inPoll = 0;
+        double inPollCore = 0;
         if (blamed == null && !blocked && t.shared && t.pollMethods != null && tick - t.pollCheckTick >= WINDOW_SAMPLES) {
             // busy without QUIC progress, still running its tasks: in its handlers, or spinning through its poll?
             t.pollCheckTick = tick;
+            long cpuBefore = cpuTime(t.threadId);
+            long wallBefore = System.nanoTime();
             samples = samples(t.threadId, POLL_SAMPLES, POLL_SAMPLE_SPACING_MILLIS);
+            double sampledShare = Math.min(1, Math.max(0, (cpuTime(t.threadId) - cpuBefore)
+                    / (double) Math.max(1, System.nanoTime() - wallBefore)));
             inPoll = inPoll(samples, t.pollMethods);
-            if (samples.length >= POLL_SAMPLES / 2 && inPoll >= POLL_SHARE * samples.length) {
+            inPollCore = samples.length == 0 ? 0 : inPoll / (double) samples.length - (1 - sampledShare);
+            if (samples.length >= POLL_SAMPLES / 2 && inPollCore >= POLL_SPIN_CORE) {
                 loopSpin = POLLING;
+            } else if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
+                AgentLog.debug(String.format(Locale.ROOT, "CPU spin monitor: loop thread %d at %.0f%% of a core without "
+                        + "QUIC progress, tasks on time; %d of %d stack samples in its poll at %.0f%% of a core while "
+                        + "sampled: %.2f of a core inside the poll, busy, no spin", t.threadId, 100 * cpuSeconds / wall,
+                        inPoll, samples.length, 100 * sampledShare, inPollCore));
             }
         }
         if (blamed == null && loopSpin == null) {
             return; // a shared thread busy with something no QUIC connection of ours explains, still running their tasks
         }
-        start(t, blamed, loopSpin, samples, inPoll, now, from, cpu, cpuSeconds / wall);
+        start(t, blamed, loopSpin, samples, inPoll, inPollCore, now, from, cpu, cpuSeconds / wall);
     }
 
     /** How many of {@code samples} have their top frame in one of {@code pollMethods} (a "class.method" suffix). */
@@ -595,8 +612,8 @@ public final class CpuSpinMonitor {
      * Starts an episode blamed on {@code blamed}, or, when null, on the shared loop itself ({@code loopSpin}:
      * blocked, every connection on it starved; or polling, from {@code samples} of which {@code inPoll} in the poll).
      */
-    private void start(Track t, Conn blamed, String loopSpin, String[] samples, int inPoll, long now, int from, long cpu,
-                       double share) {
+    private void start(Track t, Conn blamed, String loopSpin, String[] samples, int inPoll, double inPollCore, long now,
+                       int from, long cpu, double share) {
         Episode e = new Episode();
         e.startNanos = t.time[from];
         e.startCpu = t.cpu[from];
@@ -612,6 +629,7 @@ public final class CpuSpinMonitor {
             e.loopSpin = loopSpin;
             e.inPoll = inPoll;
             e.pollSamples = samples != null ? samples.length : 0;
+            e.pollCore = inPollCore;
         }
         ThreadInfo info = stack(t.threadId);
         e.threadName = info != null ? info.getThreadName() : "";
@@ -641,9 +659,10 @@ public final class CpuSpinMonitor {
                 where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.figures.taskDelay / 1e9,
                 moved, e.starved, firstFrames(e.topFrames, 3))
                 : String.format(Locale.ROOT, "CPU spin on %s: thread \"%s\" (id %d) burned %.0f%% of a core for %.1f s "
-                        + "returning from its poll without work (%d of %d stack samples inside it), its QUIC connections' "
-                        + "tasks %.3f s late, they moved %s; QUIC connections on the loop: %s; top frames: %s",
-                where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.inPoll, e.pollSamples,
+                        + "returning from its poll without work (%d of %d stack samples inside it: about %.2f of a core burned "
+                        + "there), its QUIC connections' tasks %.3f s late, they moved %s; QUIC connections on the loop: %s; "
+                        + "top frames: %s",
+                where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.inPoll, e.pollSamples, e.pollCore,
                 e.figures.taskDelay / 1e9, moved, e.starved, firstFrames(e.topFrames, 3));
         AgentLog.warn(line + (e.flameGraph.isEmpty() ? "" : "; flame graph " + e.flameGraph));
         AgentRuntime.recordAlarm(line);

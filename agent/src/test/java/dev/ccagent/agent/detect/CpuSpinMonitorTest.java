@@ -369,10 +369,14 @@ class CpuSpinMonitorTest {
         assertEquals(0, CpuSpinMonitor.episodes());
     }
 
-    /** A loop whose stack samples find it in its poll {@code pollShare} of the time, spread evenly, else in a handler. */
-    void sampled(double pollShare) {
+    /**
+     * A loop whose stack samples find it in its poll {@code pollShare} of the time, spread evenly, else in a handler,
+     * at {@code cpuShare} of a core meanwhile (each sample adds that share of the 5 ms between samples to its CPU).
+     */
+    void sampled(long thread, double pollShare, double cpuShare) {
         int[] i = {0};
-        monitor.sampler = id -> Math.floor(++i[0] * pollShare) > Math.floor((i[0] - 1) * pollShare) // spread evenly
+        monitor.sampler = id -> cpu.merge(thread, (long) (cpuShare * 5 * MS), Long::sum) < 0 ? ""
+                : Math.floor(++i[0] * pollShare) > Math.floor((i[0] - 1) * pollShare) // spread evenly
                 ? "io.netty.channel.epoll.Native.epollWait0\nio.netty.channel.epoll.Native.epollWait:193"
                 : "io.netty.handler.Busy.channelRead:12\nio.netty.channel.AbstractChannelHandlerContext.invokeChannelRead:444";
     }
@@ -381,7 +385,7 @@ class CpuSpinMonitorTest {
     void aLoopThatBurnsACoreInsideItsPollIsALoopLevelPollingSpin() {
         List<CpuSpinMonitor.Reading> mine = loopOf(14, "p1", "p2");
         mine.forEach(r -> r.pollMethods = List.of("channel.epoll.Native.epollWait0", "sun.nio.ch.EPoll.wait"));
-        sampled(0.88); // CVE-2026-42577 on Netty 4.2.12: 220 of 250 samples in epollWait0
+        sampled(14, 0.88, 1.0); // CVE-2026-42577 on Netty 4.2.12: 220 of 250 samples in epollWait0
         blocked(mine, 12, 14, 0); // its tasks run on time
         assertEquals(1, CpuSpinMonitor.ongoing());
         String status = CpuSpinMonitor.openEpisodes().get(0);
@@ -393,9 +397,13 @@ class CpuSpinMonitorTest {
     void aLoopBusyInItsHandlersIsNoPollingSpin() {
         List<CpuSpinMonitor.Reading> mine = loopOf(15, "h1", "h2");
         mine.forEach(r -> r.pollMethods = List.of("channel.epoll.Native.epollWait0"));
-        sampled(0.3); // TCP traffic: mostly in its handlers, now and then in a (returning) poll
+        sampled(15, 0.3, 1.0); // TCP traffic: mostly in its handlers, now and then in a (returning) poll
         blocked(mine, 40, 15, 0);
         assertEquals(0, CpuSpinMonitor.episodes());
+        // a loop at half a core is parked in its poll half the time: 60% of samples there is no poll spin
+        sampled(15, 0.6, 0.5);
+        blocked(mine, 40, 15, 0);
+        assertEquals(0, CpuSpinMonitor.episodes(), "parked, not spinning");
         // a relocated copy's poll ("shaded.io.netty...") matches; another class's method of the same name does not
         assertEquals(1, CpuSpinMonitor.inPoll(new String[] {"shaded.io.netty.channel.epoll.Native.epollWait0"},
                 List.of("channel.epoll.Native.epollWait0")));

@@ -247,8 +247,13 @@ public final class NettyBulkApp {
 
     /** The server codec: each connection serves one download per stream (StreamInit), SERVED printed as it opens. */
     static QuicServerCodecBuilder serverCodec(QuicSslContext serverSsl) {
+        return serverCodec(serverSsl, 15);
+    }
+
+    /** The same, closing a connection idle for {@code idleSeconds}. */
+    static QuicServerCodecBuilder serverCodec(QuicSslContext serverSsl, long idleSeconds) {
         return new QuicServerCodecBuilder().sslContext(serverSsl)
-                .maxIdleTimeout(15, TimeUnit.SECONDS)
+                .maxIdleTimeout(idleSeconds, TimeUnit.SECONDS)
                 .initialMaxData(32 << 20)
                 .initialMaxStreamDataBidirectionalLocal(16 << 20)
                 .initialMaxStreamDataBidirectionalRemote(16 << 20)
@@ -261,10 +266,15 @@ public final class NettyBulkApp {
 
     /** The client codec (trusts any server certificate: 127.0.0.1 only). */
     static ChannelHandler clientCodec() {
+        return clientCodec(15);
+    }
+
+    /** The same, closing a connection idle for {@code idleSeconds}. */
+    static ChannelHandler clientCodec(long idleSeconds) {
         QuicSslContext clientSsl = QuicSslContextBuilder.forClient()
                 .trustManager(InsecureTrustManagerFactory.INSTANCE).applicationProtocols("bulk").build();
         return new QuicClientCodecBuilder().sslContext(clientSsl)
-                .maxIdleTimeout(15, TimeUnit.SECONDS)
+                .maxIdleTimeout(idleSeconds, TimeUnit.SECONDS)
                 .initialMaxData(32 << 20)
                 .initialMaxStreamDataBidirectionalLocal(16 << 20)
                 .initialMaxStreamDataBidirectionalRemote(16 << 20)
