@@ -127,7 +127,7 @@ public final class EventFields {
     public static final String LIFETIME = "lifetime";
     /** In {@link CpuSpin}. */
     public static final String LOOP_CONNECTIONS = "loopConnections";
-    /** In {@link CpuSpin}. */
+    /** In {@link CpuSpin}, {@link SendPathAllocation}. */
     public static final String LOOP_CONNECTION_COUNT = "loopConnectionCount";
     /** In {@link CpuSpin}. */
     public static final String LOOP_SPIN = "loopSpin";

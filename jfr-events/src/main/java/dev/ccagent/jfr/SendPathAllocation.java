@@ -25,8 +25,14 @@ import jdk.jfr.Timespan;
 public final class SendPathAllocation extends ConnectionEvent {
 
     @Label("Path")
-    @Description("sender or receiver")
+    @Description("sender or receiver (a thread of the connection's own or shared with other work, as kwik's), or event loop "
+            + "(a thread shared between connections, as Netty's: one event per loop and window, connectionId empty, the "
+            + "loop's whole allocation against all its QUIC connections' packets)")
     public String path;
+
+    @Label("Loop Connection Count")
+    @Description("Path event loop: the QUIC connections on the loop that were evaluated in the window; 1 otherwise")
+    public int loopConnectionCount;
 
     @Label("Thread Name")
     public String threadName;
@@ -36,7 +42,7 @@ public final class SendPathAllocation extends ConnectionEvent {
     public long allocated;
 
     @Label("Packets")
-    @Description("Datagrams sent (sender) or packets received (receiver) in the window")
+    @Description("Datagrams sent (sender) or packets received (receiver) in the window; both, of all its QUIC connections (event loop)")
     public long packets;
 
     @Label("Allocated Per Packet")
@@ -50,7 +56,8 @@ public final class SendPathAllocation extends ConnectionEvent {
     public long allocationRate;
 
     @Label("Flagged")
-    @Description("Above the per-packet threshold (or allocating fast while handling no packets)")
+    @Description("Above the per-packet threshold (or allocating fast while handling no packets); an event loop, which serves "
+            + "other work too, only on its rate")
     public boolean flagged;
 
     @Label("Threshold Per Packet")

@@ -11,7 +11,9 @@ import dev.ccagent.jfr.SendLoopSpin;
 import dev.ccagent.jfr.SendPathAllocation;
 
 import java.lang.management.ManagementFactory;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -31,7 +33,9 @@ import java.util.function.Supplier;
  *   <li><b>Allocation</b>: bytes allocated by the connection's sender and receiver threads
  *       ({@code com.sun.management.ThreadMXBean#getThreadAllocatedBytes}) per packet; flagged above
  *       {@value #ALLOC_RATE_FLAG} B/s, or above {@value #ALLOC_PER_PACKET_FLAG} B/packet at more than
- *       {@value #ALLOC_RATE_MIN} B/s.</li>
+ *       {@value #ALLOC_RATE_MIN} B/s. A thread shared between connections (Netty's event loop) is judged
+ *       once per loop and window, against all its QUIC connections' packets, and only on its rate (the
+ *       loop serves other work too): its allocation is the loop's, not copied to each connection.</li>
  * </ul>
  * A connection's windows cover it from its sender's first iteration to its close: the first window
  * starts there (once it is at least half a window old), the last ends at the close
@@ -105,6 +109,25 @@ public final class SpinDetector {
     private int allocationCap;
     /** {@code jfr.state-connections} as last applied. */
     private volatile int allocationBudget;
+    /** Shared threads (event loops) by thread id: their allocation is judged per loop (this timer's thread only). */
+    private final Map<Long, LoopAllocation> loops = new HashMap<>();
+
+    /** One shared thread's allocation window: its counter at the start, its QUIC connections' packets since. */
+    private static final class LoopAllocation {
+        final long threadId;
+        final String library;
+        long startAlloc = -1;
+        long startNanos;
+        long packets;
+        int connections;
+        long quietWindows;
+        long lastLog;
+
+        LoopAllocation(long threadId, String library) {
+            this.threadId = threadId;
+            this.library = library;
+        }
+    }
 
     private SpinDetector(AgentConfig config) {
         this.allocationBudget = config.stateConnections();
@@ -256,6 +279,7 @@ public final class SpinDetector {
                     }
                 });
             }
+            loopAllocations(now); // after every connection of this window added its packets
         } catch (Throwable t) {
             AgentLog.warnOnce("detector-tick", "spin detector tick failed", t);
         }
@@ -345,6 +369,11 @@ public final class SpinDetector {
         long dSenderAlloc = senderAlloc >= 0 && t.baseline.senderAlloc >= 0 ? senderAlloc - t.baseline.senderAlloc : -1;
         long dReceiverAlloc = receiverAlloc >= 0 && t.baseline.receiverAlloc >= 0 ? receiverAlloc - t.baseline.receiverAlloc : -1;
         remember(t, now, wakeups, empty, datagrams, inFlight, refusals, past, received, senderAlloc, receiverAlloc);
+        LoopAllocation loop = null;
+        if (!t.ownSenderThread() && t.senderThreadId != 0) {
+            loop = loops.computeIfAbsent(t.senderThreadId, id -> new LoopAllocation(id, t.library()));
+            loop.connections++;
+        }
         if (dWake == 0 && dDatagrams == 0 && dReceived == 0) {
             return; // idle or closed
         }
@@ -425,8 +454,70 @@ public final class SpinDetector {
         } else if (last) {
             weight = 1;
         }
+        if (loop != null) {
+            loop.packets += dDatagrams + dReceived; // the loop's allocation is judged once, for all of them
+            return;
+        }
         allocation(t, id, "sender", t.senderThreadId, dSenderAlloc, dDatagrams, window, judged, now, weight);
         allocation(t, id, "receiver", t.receiverThreadId, dReceiverAlloc, dReceived, window, judged, now, weight);
+    }
+
+    /**
+     * Each shared thread's allocation over its last window, once per loop: one {@code SendPathAllocation}
+     * (path "event loop", no connection) when its QUIC connections moved packets or it allocated at the storm
+     * rate, flagged on the rate alone. A loop that served no evaluated connection for a minute is dropped.
+     */
+    private void loopAllocations(long now) {
+        for (java.util.Iterator<LoopAllocation> it = loops.values().iterator(); it.hasNext(); ) {
+            LoopAllocation l = it.next();
+            long alloc = allocated(l.threadId);
+            if (alloc < 0 || l.quietWindows > 60) {
+                it.remove(); // the thread ended, or no connection of ours is on it any more
+                continue;
+            }
+            if (l.startAlloc >= 0 && now - l.startNanos >= WINDOW_NANOS / 2) {
+                long window = now - l.startNanos;
+                long allocated = Math.max(0, alloc - l.startAlloc);
+                double judged = Math.max(window / 1e9, WINDOW_MILLIS / 1e3);
+                boolean flagged = allocated / judged > ALLOC_RATE_FLAG;
+                if (JfrSwitch.on && (l.packets > 0 || flagged)) {
+                    SendPathAllocation e = new SendPathAllocation();
+                    if (e.shouldCommit()) {
+                        e.library = l.library;
+                        e.connectionId = "";
+                        e.path = "event loop";
+                        e.loopConnectionCount = l.connections;
+                        e.threadName = threadName(l.threadId);
+                        e.allocated = allocated;
+                        e.packets = l.packets;
+                        e.bytesPerPacket = allocated / Math.max(1, l.packets);
+                        e.allocationRate = (long) (allocated / (window / 1e9));
+                        e.flagged = flagged;
+                        e.threshold = ALLOC_PER_PACKET_FLAG;
+                        e.window = window;
+                        e.weight = 1;
+                        e.commit();
+                    }
+                }
+                if (flagged) {
+                    detections++;
+                    long rate = (long) (allocated / (window / 1e9));
+                    String name = threadName(l.threadId);
+                    long packets = l.packets;
+                    int connections = l.connections;
+                    l.lastLog = warnAndProfile(now, l.lastLog, () -> String.format("allocation storm on %s event loop \"%s\": "
+                            + "%d MB/s, while its %d QUIC connections moved %d packets (the loop serves other work too)",
+                            l.library, name, rate >> 20, connections, packets), "allocation storm on event loop " + name);
+                }
+                l.quietWindows = l.connections == 0 ? l.quietWindows + 1 : 0;
+            }
+            if (l.startAlloc < 0 || now - l.startNanos >= WINDOW_NANOS / 2) {
+                l.startAlloc = alloc;
+                l.startNanos = now;
+                l.packets = 0;
+                l.connections = 0;
+            }
+        }
     }
 
     /** Counts an alarm on the connection's arm: information only (a client can cause these patterns; see Guard). */

@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -336,5 +337,74 @@ class SpinDetectorTest {
             previous = e.getEndTime();
         }
         return windows;
+    }
+
+    /**
+     * A shared event loop: one thread serves three connections for {@code millis}, each turn sending a datagram
+     * for each and allocating {@code bytesPerMilli} (the loop's other work included), then parking 1 ms.
+     */
+    static void loop(List<SendTelemetry> conns, long millis, int bytesPerMilli) throws InterruptedException {
+        Thread loop = new Thread(() -> {
+            long until = System.nanoTime() + millis * 1_000_000L;
+            while (System.nanoTime() < until) {
+                for (SendTelemetry t : conns) {
+                    long before = t.loopEnter();
+                    t.datagramSent();
+                    t.loopExit(before);
+                }
+                sink = new byte[bytesPerMilli];
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+            }
+        }, "test-loop");
+        loop.start();
+        loop.join();
+    }
+
+    static List<SendTelemetry> loopConnections(String... ids) {
+        List<SendTelemetry> conns = new java.util.ArrayList<>();
+        for (String id : ids) {
+            SendTelemetry t = new SendTelemetry("test", false); // a thread shared with other connections
+            t.setConnectionId(id);
+            LIVE.put(t, "test");
+            conns.add(t);
+        }
+        return conns;
+    }
+
+    @Test
+    void aSharedLoopsAllocationIsChargedOncePerLoopNotCopiedToEachConnection() throws Exception {
+        List<SendTelemetry> conns = loopConnections("100p01", "100p02", "100p03");
+        loop(conns, 3_200, 32 * 1024); // about 30 MB/s on the loop
+        List<RecordedEvent> all = awaitEvents(EventNames.SEND_PATH_ALLOCATION,
+                es -> es.stream().filter(e -> "event loop".equals(e.getString(EventFields.PATH))).count() >= 2);
+        assertTrue(all.stream().noneMatch(e -> e.getString(EventFields.CONNECTION_ID).startsWith("100p")),
+                "no connection is charged the loop's allocation: " + all);
+        List<RecordedEvent> loopWindows = all.stream().filter(e -> "event loop".equals(e.getString(EventFields.PATH)))
+                .collect(Collectors.toList());
+        assertTrue(loopWindows.size() >= 2, all.toString());
+        for (RecordedEvent e : loopWindows) {
+            assertEquals("", e.getString(EventFields.CONNECTION_ID), e.toString());
+            assertEquals("test-loop", e.getString(EventFields.THREAD_NAME), e.toString());
+            assertEquals(3, e.getInt(EventFields.LOOP_CONNECTION_COUNT), e.toString());
+            assertFalse(e.getBoolean(EventFields.FLAGGED), "30 MB/s is no storm: " + e);
+        }
+        // a full window: a second of the loop's turns, three datagrams a turn, about 30 MB
+        assertTrue(loopWindows.stream().anyMatch(e -> e.getLong(EventFields.PACKETS) > 600
+                && e.getLong(EventFields.ALLOCATED) > 10_000_000L), loopWindows.toString());
+    }
+
+    @Test
+    void anAllocationStormOnASharedLoopIsTheLoopsNotAConnections() throws Exception {
+        List<SendTelemetry> conns = loopConnections("100p04", "100p05");
+        loop(conns, 3_200, 512 * 1024); // about 500 MB/s on the loop
+        List<RecordedEvent> all = awaitEvents(EventNames.SEND_PATH_ALLOCATION,
+                es -> es.stream().anyMatch(e -> e.getBoolean(EventFields.FLAGGED)));
+        List<RecordedEvent> flagged = all.stream().filter(e -> e.getBoolean(EventFields.FLAGGED)).collect(Collectors.toList());
+        assertFalse(flagged.isEmpty(), all.toString());
+        for (RecordedEvent e : flagged) {
+            assertEquals("event loop", e.getString(EventFields.PATH), e.toString());
+            assertEquals("", e.getString(EventFields.CONNECTION_ID), e.toString());
+            assertTrue(e.getLong(EventFields.ALLOCATION_RATE) > SpinDetector.ALLOC_RATE_FLAG, e.toString());
+        }
     }
 }
