@@ -140,6 +140,8 @@ final class ConnectionModel {
     final List<FleetReport.Rollback> rollbacks = new ArrayList<>();
     /** Spins of shared event loops themselves per episode, each by its latest event (an ended one first). */
     final Map<String, FleetReport.LoopSpin> loopSpins = new java.util.LinkedHashMap<>();
+    /** Flagged allocation windows of event loops (no connection blamed) per loop ("LIBRARY THREAD"). */
+    final Map<String, FleetReport.LoopAllocationStorm> loopAllocationStorms = new java.util.LinkedHashMap<>();
     /** Fallbacks per cause ("WHERE (EXCEPTION)"), counted from the Fallback events. */
     final Map<String, FleetReport.FallbackCause> fallbacks = new TreeMap<>();
     /** Module verdicts, each once: keyed by all their fields and the verdict time (the chunk-start repeats share it). */

@@ -106,6 +106,10 @@ final class EventDecoder {
                     if (unflaggedAllocation(e)) {
                         return;
                     }
+                    if (name.equals(EventNames.SEND_PATH_ALLOCATION) && "event loop".equals(string(e, EventFields.PATH))) {
+                        loopAllocationStorm(e); // the loop's, no connection's
+                        return;
+                    }
                     if (name.equals(EventNames.CPU_SPIN) && CpuSpinLine.loopLevel(e)) {
                         loopSpin(e); // no connection's alarm: the loop's
                         return;
@@ -115,6 +119,23 @@ final class EventDecoder {
                     }
                     alarmsOf(e).counts.merge(alarm, 1, Integer::sum);
                 }
+        }
+    }
+
+    /** A flagged allocation window of an event loop: counted on its loop. */
+    private void loopAllocationStorm(RecordedEvent e) {
+        String library = intern(string(e, EventFields.LIBRARY));
+        String thread = string(e, EventFields.THREAD_NAME);
+        FleetReport.LoopAllocationStorm s = model.loopAllocationStorms.computeIfAbsent(library + " " + thread,
+                k -> new FleetReport.LoopAllocationStorm(library, thread));
+        s.windows++;
+        s.maxRate = Math.max(s.maxRate, number(e, EventFields.ALLOCATION_RATE));
+        java.time.Instant t = e.getStartTime();
+        if (s.first == null || t.isBefore(s.first)) {
+            s.first = t;
+        }
+        if (s.last == null || t.isAfter(s.last)) {
+            s.last = t;
         }
     }
 

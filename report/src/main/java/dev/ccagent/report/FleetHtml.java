@@ -276,6 +276,18 @@ public final class FleetHtml {
                     .append(a.connectionsWithLongStalls).append("</td></tr>");
         }
         h.append("</table>");
+        if (!r.loopAllocationStorms().isEmpty()) {
+            h.append("<h2>Event-loop allocation storms</h2><p class=\"note\">A shared event loop allocated at the storm"
+                    + " rate (SendPathAllocation, path event loop). The loop serves other work too; no connection and no"
+                    + " arm is blamed.</p><table><tr><th class=\"l\">loop</th><th>windows flagged</th><th>up to</th>")
+                    .append("<th class=\"l\">first</th><th class=\"l\">last</th></tr>");
+            for (FleetReport.LoopAllocationStorm s : r.loopAllocationStorms()) {
+                h.append("<tr><td class=\"l\">").append(esc(s.library + " " + s.thread)).append("</td><td>").append(s.windows)
+                        .append("</td><td>").append(s.maxRate >> 20).append(" MB/s</td><td class=\"l\">")
+                        .append(esc(ms(s.first))).append("</td><td class=\"l\">").append(esc(ms(s.last))).append("</td></tr>");
+            }
+            h.append("</table>");
+        }
         if (!r.loopSpins().isEmpty()) {
             h.append("<h2>Event-loop spins</h2><p class=\"note\">A shared event loop burned CPU while its QUIC connections waited:"
                     + " blocked in one call (their tasks a second late or more) or polling without work (its poll"

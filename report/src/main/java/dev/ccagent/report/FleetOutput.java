@@ -128,8 +128,16 @@ public final class FleetOutput {
         return sb.toString();
     }
 
-    /** Spins of event loops themselves (no connection blamed, so in no arm's alarms): one line per episode. */
+    /** Spins and allocation storms of event loops themselves (no connection blamed, so in no arm's alarms). */
     private static void loopSpins(StringBuilder sb, FleetReport r) {
+        if (!r.loopAllocationStorms().isEmpty()) {
+            sb.append(String.format(Locale.ROOT, "%nevent-loop allocation storms (a shared loop allocated at the storm rate;"
+                    + " the loop serves other work too, no connection or arm blamed):%n"));
+            for (FleetReport.LoopAllocationStorm s : r.loopAllocationStorms()) {
+                sb.append(String.format(Locale.ROOT, "  %s loop \"%s\": %d window%s flagged, up to %d MB/s, %s to %s%n",
+                        s.library, s.thread, s.windows, s.windows == 1 ? "" : "s", s.maxRate >> 20, s.first, s.last));
+            }
+        }
         if (r.loopSpins().isEmpty()) {
             return;
         }
@@ -380,6 +388,15 @@ public final class FleetOutput {
                     .append(",\"cpuShare\":").append(dbl(s.cpuShare())).append(",\"taskDelayNanos\":").append(s.taskDelayNanos())
                     .append(",\"connections\":").append(s.connections()).append(",\"connectionIds\":").append(str(s.connectionIds()))
                     .append(",\"topFrame\":").append(str(s.topFrame())).append(",\"endedBy\":").append(str(s.endedBy())).append('}');
+            first = false;
+        }
+        sb.append("],\"loopAllocationStorms\":[");
+        first = true;
+        for (FleetReport.LoopAllocationStorm s : r.loopAllocationStorms()) {
+            sb.append(first ? "" : ",").append("{\"library\":").append(str(s.library)).append(",\"thread\":").append(str(s.thread))
+                    .append(",\"windows\":").append(s.windows).append(",\"maxRate\":").append(s.maxRate)
+                    .append(",\"first\":").append(str(s.first.toString())).append(",\"last\":").append(str(s.last.toString()))
+                    .append('}');
             first = false;
         }
         sb.append("],\"fallbacks\":[");

@@ -266,6 +266,29 @@ public final class FleetReport {
         return model.rollbacks;
     }
 
+    /**
+     * Allocation storms of a shared event loop (flagged loop-level SendPathAllocation windows, no connection
+     * blamed): per loop, how many windows, the highest rate, the first and last.
+     */
+    public static final class LoopAllocationStorm {
+        public final String library;
+        public final String thread;
+        public long windows;
+        public long maxRate;
+        public Instant first;
+        public Instant last;
+
+        LoopAllocationStorm(String library, String thread) {
+            this.library = library;
+            this.thread = thread;
+        }
+    }
+
+    /** Allocation storms of event loops, per loop in the order first recorded. */
+    public List<LoopAllocationStorm> loopAllocationStorms() {
+        return new ArrayList<>(model.loopAllocationStorms.values());
+    }
+
     /** Spins of shared event loops themselves, one per episode, in the order first recorded. */
     public List<LoopSpin> loopSpins() {
         return new ArrayList<>(model.loopSpins.values());

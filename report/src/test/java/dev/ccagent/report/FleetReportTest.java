@@ -179,6 +179,28 @@ class FleetReportTest {
             e.commit();
         });
         assertEquals(2, FleetReport.read(List.of(file, other), new FleetReport.Options()).loopSpins().size());
+        // a loop's allocation storm is the loop's too, in no arm's alarms
+        Path storm = SyntheticFleet.record(dir.resolve("storm.jfr"), List.of(ConnectionSummary.class,
+                dev.ccagent.jfr.SendPathAllocation.class), () -> {
+            SyntheticFleet.summary(p, 1, 0, "close");
+            for (long rate : new long[] {300L << 20, 400L << 20}) {
+                dev.ccagent.jfr.SendPathAllocation e = new dev.ccagent.jfr.SendPathAllocation();
+                e.library = "netty";
+                e.connectionId = "";
+                e.path = "event loop";
+                e.threadName = "nioEventLoopGroup-2-1";
+                e.allocationRate = rate;
+                e.flagged = true;
+                e.commit();
+            }
+        });
+        FleetReport withStorm = FleetReport.read(List.of(storm), new FleetReport.Options());
+        assertTrue(withStorm.arms().values().stream().allMatch(a -> a.alarms.isEmpty()), "no connection's alarm");
+        assertEquals(1, withStorm.loopAllocationStorms().size());
+        assertEquals(2, withStorm.loopAllocationStorms().get(0).windows);
+        assertTrue(FleetOutput.text(withStorm).contains("netty loop \"nioEventLoopGroup-2-1\": 2 windows flagged, up to 400 MB/s"),
+                FleetOutput.text(withStorm));
+        assertTrue(FleetOutput.json(withStorm).contains("\"loopAllocationStorms\":[{\"library\":\"netty\""));
         Path html = dir.resolve("loop.html");
         FleetHtml.write(report, html);
         assertTrue(java.nio.file.Files.readString(html).contains("<h2>Event-loop spins</h2>"));
@@ -506,7 +528,7 @@ class FleetReportTest {
             "\"duplicateSummaries\":", "\"baseline\":\"default stock\"", "\"arms\":[", "\"goodputBps\":{\"all\":",
             "\"leftSlowStart\":", "\"rttP50Ms\":", "\"rttP95Ms\":", "\"lossRate\":{\"aggregate\":", "\"comparisons\":[",
             "\"metric\":\"goodput\"", "\"ciLow\":", "\"ciHigh\":", "\"p\":", "\"verdict\":", "\"connectionsNeededPerArm\":",
-            "\"rollbacks\":[", "\"loopSpins\":[", "\"fallbacks\":[", "\"exitStatus\":0"}) {
+            "\"rollbacks\":[", "\"loopSpins\":[", "\"loopAllocationStorms\":[", "\"fallbacks\":[", "\"exitStatus\":0"}) {
             assertTrue(json.contains(field), field + " in " + json);
         }
         assertEquals(json, cli("report", "--json", "--seed", "5", f.toString()).stdout(), "same seed, same report");
