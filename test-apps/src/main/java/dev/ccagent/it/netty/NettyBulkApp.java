@@ -229,6 +229,13 @@ public final class NettyBulkApp {
         System.out.println("WRITES " + recorder.summary());
         System.out.printf(Locale.ROOT, "CPU cpuMs=%d wallMs=%d%n", (cpuNanos() - cpu0) / 1_000_000,
                 (System.nanoTime() - wall0) / 1_000_000);
+        // the agent's detector thread, as the JVM accounts its CPU (none without the agent or with detect=off)
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("ccagent-detector")) {
+                System.out.printf(Locale.ROOT, "THREAD ccagent-detector cpuMs=%.1f%n",
+                        ManagementFactory.getThreadMXBean().getThreadCpuTime(t.getId()) / 1e6);
+            }
+        }
         System.out.println("DONE ok=" + ok);
         System.out.flush();
         return ok;
