@@ -130,13 +130,7 @@ final class EventDecoder {
                 k -> new FleetReport.LoopAllocationStorm(library, thread));
         s.windows++;
         s.maxRate = Math.max(s.maxRate, number(e, EventFields.ALLOCATION_RATE));
-        java.time.Instant t = e.getStartTime();
-        if (s.first == null || t.isBefore(s.first)) {
-            s.first = t;
-        }
-        if (s.last == null || t.isAfter(s.last)) {
-            s.last = t;
-        }
+        s.saw(e.getStartTime());
     }
 
     /** A loop-level CpuSpin event: its episode's entry, replaced by a later or an ended one. */
@@ -173,12 +167,7 @@ final class EventDecoder {
         FleetReport.FallbackCause c = model.fallbacks.computeIfAbsent(where + " (" + exception + ")",
                 k -> new FleetReport.FallbackCause(where, exception));
         c.count += Math.max(0, number(e, EventFields.COUNT));
-        java.time.Instant t = e.getStartTime();
-        if (c.first == null || t.isBefore(c.first)) {
-            c.first = t;
-        }
-        if (c.last == null || !t.isBefore(c.last)) {
-            c.last = t;
+        if (c.saw(e.getStartTime())) {
             c.consequence = string(e, EventFields.CONSEQUENCE);
         }
     }

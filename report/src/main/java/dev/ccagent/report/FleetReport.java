@@ -157,16 +157,32 @@ public final class FleetReport {
                            long taskDelayNanos, int connections, String connectionIds, String topFrame, String endedBy) {
     }
 
+    /** The first and the last time of the events counted into one row. */
+    public abstract static class Span {
+        public Instant first;
+        public Instant last;
+
+        /** Widens the span to {@code t}; true when {@code t} is the latest so far (or equal to it). */
+        boolean saw(Instant t) {
+            if (first == null || t.isBefore(first)) {
+                first = t;
+            }
+            if (last == null || !t.isBefore(last)) {
+                last = t;
+                return true;
+            }
+            return false;
+        }
+    }
+
     /** One cause of fallbacks (the agent's code failed, the connection went on without it), from its Fallback events. */
-    public static final class FallbackCause {
+    public static final class FallbackCause extends Span {
         public final String where;
         public final String exception;
         /** What the connections did instead, as the cause's latest event says. */
         public String consequence;
         /** Fallbacks of the cause: the events' counts added up. */
         public long count;
-        public Instant first;
-        public Instant last;
 
         FallbackCause(String where, String exception) {
             this.where = where;
@@ -270,13 +286,11 @@ public final class FleetReport {
      * Allocation storms of a shared event loop (flagged loop-level SendPathAllocation windows, no connection
      * blamed): per loop, how many windows, the highest rate, the first and last.
      */
-    public static final class LoopAllocationStorm {
+    public static final class LoopAllocationStorm extends Span {
         public final String library;
         public final String thread;
         public long windows;
         public long maxRate;
-        public Instant first;
-        public Instant last;
 
         LoopAllocationStorm(String library, String thread) {
             this.library = library;

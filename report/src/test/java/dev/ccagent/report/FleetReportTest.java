@@ -93,10 +93,7 @@ class FleetReportTest {
 
     @Test
     void aSpinEpisodeRecordedSeveralTimesIsOneAlarm(@TempDir Path dir) throws Exception {
-        SplittableRandom r = new SplittableRandom(7);
-        List<SyntheticFleet.Plan> plans = SyntheticFleet.plan("jvm-spin", 1, 2, 1_000_000_000L,
-                List.of(new SyntheticFleet.ArmModel("default", "bbr1", 1.0, 4e6, 0.6, 50, 0.012)), r);
-        SyntheticFleet.Plan p = plans.get(0);
+        SyntheticFleet.Plan p = onePlan("jvm-spin", "bbr1", 7);
         List<Class<? extends jdk.jfr.Event>> types = List.of(ConnectionSummary.class, dev.ccagent.jfr.CpuSpin.class);
         Path file = SyntheticFleet.record(dir.resolve("spin.jfr"), types, () -> {
             SyntheticFleet.summary(p, 1, 0, "close");
@@ -124,12 +121,29 @@ class FleetReportTest {
         assertEquals("progress", single.cpuSpinEpisodes().get(0).getString(EventFields.ENDED_BY), "the episode's last event");
     }
 
+    /** One connection of one arm (ALGORITHM), planned from SEED. */
+    static SyntheticFleet.Plan onePlan(String jvm, String algorithm, long seed) {
+        return SyntheticFleet.plan(jvm, 1, 2, 1_000_000_000L,
+                List.of(new SyntheticFleet.ArmModel("default", algorithm, 1.0, 4e6, 0.6, 50, 0.012)), new SplittableRandom(seed)).get(0);
+    }
+
+    /** A CpuSpin event of episode 43 of the Netty loop "nioEventLoopGroup-2-1" itself (not committed). */
+    static dev.ccagent.jfr.CpuSpin loopSpin(String kind, String connections, int count, String endedBy) {
+        dev.ccagent.jfr.CpuSpin e = new dev.ccagent.jfr.CpuSpin();
+        e.library = "netty";
+        e.connectionId = "";
+        e.episodeId = 43;
+        e.threadName = "nioEventLoopGroup-2-1";
+        e.loopSpin = kind;
+        e.loopConnections = connections;
+        e.loopConnectionCount = count;
+        e.endedBy = endedBy;
+        return e;
+    }
+
     @Test
     void aLoopLevelSpinIsListedOnceAsTheLoopsAndInNoArmsAlarms(@TempDir Path dir) throws Exception {
-        SplittableRandom r = new SplittableRandom(8);
-        List<SyntheticFleet.Plan> plans = SyntheticFleet.plan("jvm-loop", 1, 2, 1_000_000_000L,
-                List.of(new SyntheticFleet.ArmModel("default", "cubic", 1.0, 4e6, 0.6, 50, 0.012)), r);
-        SyntheticFleet.Plan p = plans.get(0);
+        SyntheticFleet.Plan p = onePlan("jvm-loop", "cubic", 8);
         List<Class<? extends jdk.jfr.Event>> types = List.of(ConnectionSummary.class, dev.ccagent.jfr.CpuSpin.class);
         Path file = SyntheticFleet.record(dir.resolve("loop.jfr"), types, () -> {
             SyntheticFleet.summary(p, 1, 0, "close");
@@ -137,19 +151,11 @@ class FleetReportTest {
             long[] delays = {2_100_000_000L, 6_900_000_000L, 6_900_000_000L};
             String[] endedBy = {"ongoing", "ongoing", "progress"};
             for (int i = 0; i < 3; i++) {
-                dev.ccagent.jfr.CpuSpin e = new dev.ccagent.jfr.CpuSpin();
-                e.library = "netty";
-                e.connectionId = "";
-                e.episodeId = 43;
-                e.threadName = "nioEventLoopGroup-2-1";
-                e.loopSpin = "blocked";
-                e.loopConnections = p.connectionId + ",0b0c";
-                e.loopConnectionCount = 2;
+                dev.ccagent.jfr.CpuSpin e = loopSpin("blocked", p.connectionId + ",0b0c", 2, endedBy[i]);
                 e.loopTaskDelay = delays[i];
                 e.episodeDuration = (2 + 5L * i) * 1_000_000_000L;
                 e.cpuShare = 0.98;
                 e.topFrames = "my.app.Handler.spin:12\nio.netty.channel.nio.NioEventLoop.run:600";
-                e.endedBy = endedBy[i];
                 e.commit();
             }
         });
@@ -167,16 +173,7 @@ class FleetReportTest {
         assertTrue(FleetOutput.json(report).contains("\"loopSpins\":[{\"since\":"), FleetOutput.json(report));
         // another JVM's episode 43 of a loop of the same name is another episode
         Path other = SyntheticFleet.record(dir.resolve("other.jfr"), types, () -> {
-            dev.ccagent.jfr.CpuSpin e = new dev.ccagent.jfr.CpuSpin();
-            e.library = "netty";
-            e.connectionId = "";
-            e.episodeId = 43;
-            e.threadName = "nioEventLoopGroup-2-1";
-            e.loopSpin = "polling";
-            e.loopConnections = "0d0e";
-            e.loopConnectionCount = 1;
-            e.endedBy = "idle";
-            e.commit();
+            loopSpin("polling", "0d0e", 1, "idle").commit();
         });
         assertEquals(2, FleetReport.read(List.of(file, other), new FleetReport.Options()).loopSpins().size());
         // a loop's allocation storm is the loop's too, in no arm's alarms

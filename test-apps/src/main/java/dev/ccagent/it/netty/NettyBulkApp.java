@@ -98,11 +98,7 @@ public final class NettyBulkApp {
      * every transfer arrived intact.
      */
     public static boolean run(String[] args) throws Exception {
-        java.util.Map<String, String> a = new java.util.HashMap<>();
-        for (String s : args) {
-            int eq = s.indexOf('=');
-            a.put(s.substring(0, eq), s.substring(eq + 1));
-        }
+        java.util.Map<String, String> a = arguments(args);
         int connections = Integer.parseInt(a.getOrDefault("connections", "1"));
         long bytes = Long.parseLong(a.getOrDefault("bytes", "4194304"));
         String appCc = a.getOrDefault("app-cc", "none");
@@ -239,6 +235,46 @@ public final class NettyBulkApp {
         System.out.println("DONE ok=" + ok);
         System.out.flush();
         return ok;
+    }
+
+    /** Prints {@code FAILED} with the stack trace; false. */
+    static boolean failed(Throwable t) {
+        System.out.println("FAILED " + t);
+        t.printStackTrace(System.out);
+        return false;
+    }
+
+    /** Prints {@code DONE ok=} and exits 0 when ok, else 1. */
+    static void exit(boolean ok) {
+        System.out.println("DONE ok=" + ok);
+        System.out.flush();
+        System.exit(ok ? 0 : 1);
+    }
+
+    /** key=value arguments as a map. */
+    static java.util.Map<String, String> arguments(String[] args) {
+        java.util.Map<String, String> a = new java.util.HashMap<>();
+        for (String s : args) {
+            int eq = s.indexOf('=');
+            a.put(s.substring(0, eq), s.substring(eq + 1));
+        }
+        return a;
+    }
+
+    /** Closes {@code connections}, then {@code channels} (null ones skipped), then shuts {@code groups} down. */
+    static void closeAll(java.util.List<QuicChannel> connections, Channel[] channels, EventLoopGroup... groups)
+            throws InterruptedException {
+        for (QuicChannel q : connections) {
+            q.close().sync();
+        }
+        for (Channel ch : channels) {
+            if (ch != null) {
+                ch.close().sync();
+            }
+        }
+        for (EventLoopGroup g : groups) {
+            g.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
+        }
     }
 
     /** The server's TLS context from a PKCS#12 key store (the key's password is the store's). */

@@ -52,11 +52,7 @@ public final class NettyBusyLoopApp {
 
     @SuppressWarnings("deprecation")
     public static void main(String[] args) throws Exception {
-        java.util.Map<String, String> a = new java.util.HashMap<>();
-        for (String s : args) {
-            int eq = s.indexOf('=');
-            a.put(s.substring(0, eq), s.substring(eq + 1));
-        }
+        java.util.Map<String, String> a = NettyBulkApp.arguments(args);
         boolean epoll = "epoll".equals(a.getOrDefault("transport", "nio"));
         int idleCount = Integer.parseInt(a.getOrDefault("idle", "100"));
         long seconds = Long.parseLong(a.getOrDefault("seconds", "60"));
@@ -117,24 +113,11 @@ public final class NettyBusyLoopApp {
             System.out.println("QUIC active=" + active + " of " + idle.size());
             ok = active == idle.size() && echoed.get() > 0;
         } catch (Throwable t) {
-            ok = false;
-            System.out.println("FAILED " + t);
-            t.printStackTrace(System.out);
+            ok = NettyBulkApp.failed(t);
         } finally {
-            for (QuicChannel q : idle) {
-                q.close().sync();
-            }
-            for (Channel ch : new Channel[] {client, quicServer, tcpServer}) {
-                if (ch != null) {
-                    ch.close().sync();
-                }
-            }
-            clientLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
-            serverLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
+            NettyBulkApp.closeAll(idle, new Channel[] {client, quicServer, tcpServer}, clientLoop, serverLoop);
         }
-        System.out.println("DONE ok=" + ok);
-        System.out.flush();
-        System.exit(ok ? 0 : 1);
+        NettyBulkApp.exit(ok);
     }
 
     /** One blocking client: 8 KiB out, its echo back, until {@code until}. */

@@ -22,7 +22,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A released Netty's own event-loop spin on a loop that serves QUIC connections: CVE-2026-42577
@@ -47,11 +46,7 @@ public final class NettyEpollHalfCloseApp {
     }
 
     public static void main(String[] args) throws Exception {
-        java.util.Map<String, String> a = new java.util.HashMap<>();
-        for (String s : args) {
-            int eq = s.indexOf('=');
-            a.put(s.substring(0, eq), s.substring(eq + 1));
-        }
+        java.util.Map<String, String> a = NettyBulkApp.arguments(args);
         long holdMs = Long.parseLong(a.getOrDefault("hold-ms", "6000"));
         long bytes = Long.parseLong(a.getOrDefault("bytes", "2000000"));
         char[] pass = a.getOrDefault("storepass", "changeit").toCharArray();
@@ -121,23 +116,10 @@ public final class NettyEpollHalfCloseApp {
             Thread.sleep(3000); // the monitor sees the loop idle again
             ok &= NettyBulkApp.transfer("RESULT", 0, client, quicAddress, bytes, NettyBulkApp.expectedCrc(bytes));
         } catch (Throwable t) {
-            ok = false;
-            System.out.println("FAILED " + t);
-            t.printStackTrace(System.out);
+            ok = NettyBulkApp.failed(t);
         } finally {
-            for (QuicChannel q : idle) {
-                q.close().sync();
-            }
-            for (Channel ch : new Channel[] {client, quicServer, tcpServer}) {
-                if (ch != null) {
-                    ch.close().sync();
-                }
-            }
-            clientLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
-            serverLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
+            NettyBulkApp.closeAll(idle, new Channel[] {client, quicServer, tcpServer}, clientLoop, serverLoop);
         }
-        System.out.println("DONE ok=" + ok);
-        System.out.flush();
-        System.exit(ok ? 0 : 1);
+        NettyBulkApp.exit(ok);
     }
 }
