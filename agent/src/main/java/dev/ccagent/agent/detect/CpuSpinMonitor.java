@@ -38,7 +38,8 @@ import java.util.function.Supplier;
  * late or more (the loop is blocked in one call, not merely busy), to the loop itself, naming every
  * connection on it as starved and blaming none of them; else to the one with most send-loop wake-ups
  * (at least half of them, and {@value #LOOPS_PER_CPU_SECOND} per CPU second); else, when most stack samples
- * find the loop inside its poll ({@link Reading#pollMethods}), to the loop itself (it spins through its poll);
+ * find the loop inside its poll ({@link Reading#pollMethods}) in two checks in a row, to the loop itself (it
+ * spins through its poll);
  * else to none (and no alarm: CPU not attributable to QUIC, and the loop still serves its connections).
  *
  * <p>Per episode: one WARN line and one status alarm at the start (with the thread's top frames from
@@ -78,9 +79,13 @@ public final class CpuSpinMonitor {
     /**
      * A poll spin burns at least this much of a core inside the poll: estimated as the share of samples in the poll
      * less the time the thread was parked there (one less its CPU share while sampled), since a sample cannot tell
-     * a thread parked in {@code epoll_wait} from one returning from it at once.
+     * a thread parked in {@code epoll_wait} from one returning from it at once; in {@value #POLL_CHECKS} checks in a
+     * row, {@value #POLL_RECHECK_SAMPLES} periods apart (an epoll loop busy with small work items spends a real
+     * share of its core in {@code epoll_wait}: up to 0.37 in one check of 60, averaging -0.05, sd 0.18).
      */
-    static final double POLL_SPIN_CORE = 0.5;
+    static final double POLL_SPIN_CORE = 0.6;
+    static final int POLL_CHECKS = 2;
+    static final int POLL_RECHECK_SAMPLES = 4;
     /** {@code loopSpin} of a loop blocked in one call, and of one that spins through its poll. */
     static final String BLOCKED = "blocked";
     static final String POLLING = "polling";
@@ -245,6 +250,8 @@ public final class CpuSpinMonitor {
         java.util.List<String> pollMethods;
         /** The tick of the latest poll check (at most one per window). */
         long pollCheckTick = Long.MIN_VALUE / 2;
+        /** Poll checks in a row that found the loop spinning through its poll. */
+        int pollHits;
         /** This tick: the latest task of its connections (ns late), -1 when none is known. */
         long taskDelay = -1;
         long taskDelayTick;
@@ -514,6 +521,7 @@ public final class CpuSpinMonitor {
         double wall = (now - t.time[from]) / 1e9;
         double cpuSeconds = (cpu - t.cpu[from]) / 1e9;
         if (!burning(t, WINDOW_SAMPLES, cpuSeconds, wall) || !noProgress(t, WINDOW_SAMPLES, cpuSeconds)) {
+            t.pollHits = 0;
             return;
         }
         boolean blocked = t.shared && taskDelay(t) >= LOOP_BLOCKED_NANOS;
@@ -522,7 +530,8 @@ public final class CpuSpinMonitor {
         String[] samples = null;
         int inPoll = 0;
         double inPollCore = 0;
-        if (blamed == null && !blocked && t.shared && t.pollMethods != null && tick - t.pollCheckTick >= WINDOW_SAMPLES) {
+        if (blamed == null && !blocked && t.shared && t.pollMethods != null
+                && tick - t.pollCheckTick >= (t.pollHits > 0 ? POLL_RECHECK_SAMPLES : WINDOW_SAMPLES)) {
             // busy without QUIC progress, still running its tasks: in its handlers, or spinning through its poll?
             t.pollCheckTick = tick;
             long cpuBefore = cpuTime(t.threadId);
@@ -532,13 +541,17 @@ public final class CpuSpinMonitor {
                     / (double) Math.max(1, System.nanoTime() - wallBefore)));
             inPoll = inPoll(samples, t.pollMethods);
             inPollCore = samples.length == 0 ? 0 : inPoll / (double) samples.length - (1 - sampledShare);
-            if (samples.length >= POLL_SAMPLES / 2 && inPollCore >= POLL_SPIN_CORE) {
+            boolean spinning = samples.length >= POLL_SAMPLES / 2 && inPollCore >= POLL_SPIN_CORE;
+            t.pollHits = spinning ? t.pollHits + 1 : 0;
+            if (t.pollHits >= POLL_CHECKS) {
+                t.pollHits = 0;
                 loopSpin = POLLING;
             } else if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
                 AgentLog.debug(String.format(Locale.ROOT, "CPU spin monitor: loop thread %d at %.0f%% of a core without "
                         + "QUIC progress, tasks on time; %d of %d stack samples in its poll at %.0f%% of a core while "
-                        + "sampled: %.2f of a core inside the poll, busy, no spin", t.threadId, 100 * cpuSeconds / wall,
-                        inPoll, samples.length, 100 * sampledShare, inPollCore));
+                        + "sampled: %.2f of a core inside the poll, %s", t.threadId, 100 * cpuSeconds / wall,
+                        inPoll, samples.length, 100 * sampledShare, inPollCore,
+                        spinning ? "spinning through it (check " + t.pollHits + " of " + POLL_CHECKS + ")" : "busy, no spin"));
             }
         }
         if (blamed == null && loopSpin == null) {
