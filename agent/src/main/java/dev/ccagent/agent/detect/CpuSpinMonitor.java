@@ -205,8 +205,6 @@ public final class CpuSpinMonitor {
         long startAckEliciting;
         long startDatagrams;
         String connectionId;
-        /** A loop-level spin: the starved connections' ids (listed) and their number; "" and 0 otherwise. */
-        boolean loopLevel;
         /** {@link #BLOCKED} or {@link #POLLING} for a loop-level episode, "" otherwise. */
         String loopSpin = "";
         /** The longest wait of its connections' tasks seen in a loop-level episode so far (ns). */
@@ -216,8 +214,9 @@ public final class CpuSpinMonitor {
         int pollSamples;
         /** A polling episode: the estimated share of a core burned inside the poll while sampled. */
         double pollCore;
-        String starved = "";
-        int starvedCount;
+        /** A loop-level episode: the ids of the QUIC connections on the loop (listed) and their number; "" and 0 otherwise. */
+        String loopConnections = "";
+        int loopConnectionCount;
         String library;
         String threadName;
         String topFrames;
@@ -252,9 +251,13 @@ public final class CpuSpinMonitor {
         long pollCheckTick = Long.MIN_VALUE / 2;
         /** Poll checks in a row that found the loop spinning through its poll. */
         int pollHits;
+        /** A poll check is due this tick: the window it judges (its first sample), its CPU then, its CPU share over it. */
+        boolean pollCheckDue;
+        int pollFrom;
+        long pollCpu;
+        double pollShare;
         /** This tick: the latest task of its connections (ns late), -1 when none is known. */
         long taskDelay = -1;
-        long taskDelayTick;
         /** The (only) connection of a dedicated thread is closing or closed. */
         boolean closed;
         long seen;
@@ -282,8 +285,8 @@ public final class CpuSpinMonitor {
 
     private final ThreadMXBean threads;
     private final Supplier<ProfilerCapture> capture;
-    /** One stack sample of a thread as frame lines, "" when it ended (tests script it). */
-    java.util.function.LongFunction<String> sampler = id -> frames(stack(id));
+    /** One stack sample of each thread, as frame lines ("" for a thread that ended), in one VM operation (tests script it). */
+    java.util.function.Function<long[], String[]> sampler = this::stacks;
     private final Map<Object, Conn> conns = new IdentityHashMap<>();
     private final Map<Long, Track> tracks = new HashMap<>();
     private long tick;
@@ -346,6 +349,9 @@ public final class CpuSpinMonitor {
     /** One sampling period at {@code now} (tests drive the clock). */
     void tick(long now) {
         tick++;
+        for (Track t : tracks.values()) {
+            t.taskDelay = -1; // until one of its connections reports one this tick
+        }
         List<Reading> readings = new ArrayList<>();
         SOURCES.readEach(s -> s.forEach(readings::add));
         for (Reading r : readings) {
@@ -370,10 +376,6 @@ public final class CpuSpinMonitor {
             }
             if (r.closed && !t.shared) {
                 t.closed = true;
-            }
-            if (t.taskDelayTick != tick) {
-                t.taskDelayTick = tick;
-                t.taskDelay = -1;
             }
             t.taskDelay = Math.max(t.taskDelay, r.taskDelayNanos);
             if (r.pollMethods != null) {
@@ -425,15 +427,13 @@ public final class CpuSpinMonitor {
                 it.remove();
                 continue;
             }
-            if (t.taskDelayTick != tick) {
-                t.taskDelay = -1; // none of its connections reported one this tick
-            }
             if (runnable(t)) {
                 t.cumRunnable++;
             }
             t.push(now, cpu);
             evaluate(t, now, cpu);
         }
+        pollChecks(now);
     }
 
     private boolean runnable(Track t) {
@@ -524,40 +524,68 @@ public final class CpuSpinMonitor {
             t.pollHits = 0;
             return;
         }
-        boolean blocked = t.shared && taskDelay(t) >= LOOP_BLOCKED_NANOS;
+        boolean blocked = t.shared && t.taskDelay >= LOOP_BLOCKED_NANOS;
         Conn blamed = blame(t, blocked, cpuSeconds);
-        String loopSpin = blocked ? BLOCKED : null;
-        String[] samples = null;
-        int inPoll = 0;
-        double inPollCore = 0;
-        if (blamed == null && !blocked && t.shared && t.pollMethods != null
+        if (blamed != null || blocked) {
+            start(t, blamed, blocked ? BLOCKED : "", null, 0, 0, now, from, cpu, cpuSeconds / wall);
+        } else if (t.shared && t.pollMethods != null
                 && tick - t.pollCheckTick >= (t.pollHits > 0 ? POLL_RECHECK_SAMPLES : WINDOW_SAMPLES)) {
             // busy without QUIC progress, still running its tasks: in its handlers, or spinning through its poll?
-            t.pollCheckTick = tick;
-            long cpuBefore = cpuTime(t.threadId);
-            long wallBefore = System.nanoTime();
-            samples = samples(t.threadId, POLL_SAMPLES, POLL_SAMPLE_SPACING_MILLIS);
-            double sampledShare = Math.min(1, Math.max(0, (cpuTime(t.threadId) - cpuBefore)
-                    / (double) Math.max(1, System.nanoTime() - wallBefore)));
-            inPoll = inPoll(samples, t.pollMethods);
-            inPollCore = samples.length == 0 ? 0 : inPoll / (double) samples.length - (1 - sampledShare);
-            boolean spinning = samples.length >= POLL_SAMPLES / 2 && inPollCore >= POLL_SPIN_CORE;
+            // (sampled after this tick's evaluations, together with every other loop due a check)
+            t.pollCheckDue = true;
+            t.pollFrom = from;
+            t.pollCpu = cpu;
+            t.pollShare = cpuSeconds / wall;
+        }
+        // else a shared thread busy with something no QUIC connection of ours explains, still running their tasks
+    }
+
+    /**
+     * The poll checks due this tick, for all their loops at once: {@value #POLL_SAMPLES} rounds of one stack
+     * sample of each ({@value #POLL_SAMPLE_SPACING_MILLIS} ms apart) and each loop's CPU time before and after,
+     * so that the detector's thread waits {@value #POLL_SAMPLES} × {@value #POLL_SAMPLE_SPACING_MILLIS} ms however
+     * many loops are due. A loop found spinning through its poll in {@value #POLL_CHECKS} checks in a row starts
+     * a polling episode.
+     */
+    private void pollChecks(long now) {
+        List<Track> due = new ArrayList<>();
+        for (Track t : tracks.values()) {
+            if (t.pollCheckDue) {
+                t.pollCheckDue = false;
+                t.pollCheckTick = tick;
+                due.add(t);
+            }
+        }
+        if (due.isEmpty()) {
+            return;
+        }
+        long[] ids = new long[due.size()];
+        long[] cpuBefore = new long[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = due.get(i).threadId;
+            cpuBefore[i] = cpuTime(ids[i]);
+        }
+        long wallBefore = System.nanoTime();
+        String[][] samples = samples(ids, POLL_SAMPLES, POLL_SAMPLE_SPACING_MILLIS);
+        long wall = Math.max(1, System.nanoTime() - wallBefore);
+        for (int i = 0; i < ids.length; i++) {
+            Track t = due.get(i);
+            double sampledShare = Math.min(1, Math.max(0, (cpuTime(ids[i]) - cpuBefore[i]) / (double) wall));
+            int inPoll = inPoll(samples[i], t.pollMethods);
+            double inPollCore = samples[i].length == 0 ? 0 : inPoll / (double) samples[i].length - (1 - sampledShare);
+            boolean spinning = samples[i].length >= POLL_SAMPLES / 2 && inPollCore >= POLL_SPIN_CORE;
             t.pollHits = spinning ? t.pollHits + 1 : 0;
             if (t.pollHits >= POLL_CHECKS) {
                 t.pollHits = 0;
-                loopSpin = POLLING;
+                start(t, null, POLLING, samples[i], inPoll, inPollCore, now, t.pollFrom, t.pollCpu, t.pollShare);
             } else if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
                 AgentLog.debug(String.format(Locale.ROOT, "CPU spin monitor: loop thread %d at %.0f%% of a core without "
                         + "QUIC progress, tasks on time; %d of %d stack samples in its poll at %.0f%% of a core while "
-                        + "sampled: %.2f of a core inside the poll, %s", t.threadId, 100 * cpuSeconds / wall,
-                        inPoll, samples.length, 100 * sampledShare, inPollCore,
+                        + "sampled: %.2f of a core inside the poll, %s", t.threadId, 100 * t.pollShare,
+                        inPoll, samples[i].length, 100 * sampledShare, inPollCore,
                         spinning ? "spinning through it (check " + t.pollHits + " of " + POLL_CHECKS + ")" : "busy, no spin"));
             }
         }
-        if (blamed == null && loopSpin == null) {
-            return; // a shared thread busy with something no QUIC connection of ours explains, still running their tasks
-        }
-        start(t, blamed, loopSpin, samples, inPoll, inPollCore, now, from, cpu, cpuSeconds / wall);
     }
 
     /** How many of {@code samples} have their top frame in one of {@code pollMethods} (a "class.method" suffix). */
@@ -575,11 +603,6 @@ public final class CpuSpinMonitor {
             }
         }
         return n;
-    }
-
-    /** This tick's delay of the thread's connections' tasks (ns), -1 when not known. */
-    private static long taskDelay(Track t) {
-        return t.taskDelay;
     }
 
     /**
@@ -623,7 +646,8 @@ public final class CpuSpinMonitor {
 
     /**
      * Starts an episode blamed on {@code blamed}, or, when null, on the shared loop itself ({@code loopSpin}:
-     * blocked, every connection on it starved; or polling, from {@code samples} of which {@code inPoll} in the poll).
+     * blocked, every connection on it starved; or polling, from {@code samples} of which {@code inPoll} in the poll;
+     * "" when a connection is blamed).
      */
     private void start(Track t, Conn blamed, String loopSpin, String[] samples, int inPoll, double inPollCore, long now,
                        int from, long cpu, double share) {
@@ -638,7 +662,7 @@ public final class CpuSpinMonitor {
             e.library = blamed.last.library;
             e.connectionId = blamed.last.connectionId;
         } else {
-            starve(t, e);
+            listLoopConnections(t, e);
             e.loopSpin = loopSpin;
             e.inPoll = inPoll;
             e.pollSamples = samples != null ? samples.length : 0;
@@ -670,13 +694,13 @@ public final class CpuSpinMonitor {
                 ? String.format(Locale.ROOT, "CPU spin on %s: thread \"%s\" (id %d) burned %.0f%% of a core for %.1f s, "
                         + "its QUIC connections' tasks %.1f s late, they moved %s; starved connections: %s; top frames: %s",
                 where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.figures.taskDelay / 1e9,
-                moved, e.starved, firstFrames(e.topFrames, 3))
+                moved, e.loopConnections, firstFrames(e.topFrames, 3))
                 : String.format(Locale.ROOT, "CPU spin on %s: thread \"%s\" (id %d) burned %.0f%% of a core for %.1f s "
                         + "returning from its poll without work (%d of %d stack samples inside it: about %.2f of a core burned "
                         + "there), its QUIC connections' tasks %.3f s late, they moved %s; QUIC connections on the loop: %s; "
                         + "top frames: %s",
                 where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.inPoll, e.pollSamples, e.pollCore,
-                e.figures.taskDelay / 1e9, moved, e.starved, firstFrames(e.topFrames, 3));
+                e.figures.taskDelay / 1e9, moved, e.loopConnections, firstFrames(e.topFrames, 3));
         AgentLog.warn(line + (e.flameGraph.isEmpty() ? "" : "; flame graph " + e.flameGraph));
         AgentRuntime.recordAlarm(line);
         if (blamed != null && blamed.last.arm != null) {
@@ -687,18 +711,23 @@ public final class CpuSpinMonitor {
         }
     }
 
-    /** "netty connection ID", or for a loop-level spin "netty event loop (N QUIC connections starved)". */
+    /** "netty connection ID", or for a loop-level spin "netty event loop (blocked, N QUIC connections starved)". */
     private static String where(Episode e) {
-        if (!e.loopLevel) {
+        if (!loopLevel(e)) {
             return e.library + " connection " + e.connectionId;
         }
-        String n = e.starvedCount + " QUIC connection" + (e.starvedCount == 1 ? "" : "s");
+        String n = e.loopConnectionCount + " QUIC connection" + (e.loopConnectionCount == 1 ? "" : "s");
         return BLOCKED.equals(e.loopSpin) ? e.library + " event loop (blocked, " + n + " starved)"
                 : e.library + " event loop (polling without work, " + n + " on it)";
     }
 
-    /** A loop-level episode: every open connection on the blocked thread waits behind it. */
-    private void starve(Track t, Episode e) {
+    /** A spin of the shared loop itself, blaming no connection. */
+    private static boolean loopLevel(Episode e) {
+        return !e.loopSpin.isEmpty();
+    }
+
+    /** A loop-level episode: every open connection on the loop's thread waits behind it, none blamed. */
+    private void listLoopConnections(Track t, Episode e) {
         StringBuilder ids = new StringBuilder();
         int n = 0;
         String library = "";
@@ -715,16 +744,15 @@ public final class CpuSpinMonitor {
         if (n > CpuSpin.LOOP_CONNECTIONS_LISTED) {
             ids.append(" (+").append(n - CpuSpin.LOOP_CONNECTIONS_LISTED).append(" more)");
         }
-        e.loopLevel = true;
         e.library = library;
         e.connectionId = "";
-        e.starved = ids.toString();
-        e.starvedCount = n;
+        e.loopConnections = ids.toString();
+        e.loopConnectionCount = n;
     }
 
     /** The episode's figures since it started, as of {@code now}. */
     private static Figures figures(Track t, Episode e, long now, long cpu, String topFrames) {
-        if (e.loopLevel && t.taskDelay > e.maxTaskDelay) {
+        if (loopLevel(e) && t.taskDelay > e.maxTaskDelay) {
             e.maxTaskDelay = t.taskDelay;
         }
         long taskDelay = e.maxTaskDelay;
@@ -771,8 +799,8 @@ public final class CpuSpinMonitor {
         ev.datagrams = f.datagrams;
         ev.topFrames = f.topFrames;
         ev.flameGraph = e.flameGraph;
-        ev.loopConnections = e.starved;
-        ev.loopConnectionCount = e.starvedCount;
+        ev.loopConnections = e.loopConnections;
+        ev.loopConnectionCount = e.loopConnectionCount;
         ev.loopTaskDelay = f.taskDelay;
         ev.loopSpin = e.loopSpin;
         ev.endedBy = endedBy;
@@ -792,7 +820,7 @@ public final class CpuSpinMonitor {
         AgentLog.warn(String.format(Locale.ROOT, "CPU spin on %s ended (%s) after %.1f s: thread \"%s\" "
                         + "used %.1f s of CPU (%.0f%%), %s moved %s meanwhile", where(e),
                 endedBy, wall / 1e9, e.threadName, cpuTime / 1e9, 100 * share,
-                e.loopLevel ? "its connections" : "the connection",
+                loopLevel(e) ? "its connections" : "the connection",
                 t.bytesKnown || !t.datagramsKnown ? moved + " B" : f.datagrams + " datagrams"));
         AgentRuntime.recordAlarm(String.format(Locale.ROOT, "CPU spin on %s ended (%s) after %.1f s",
                 where(e), endedBy, wall / 1e9));
@@ -841,29 +869,55 @@ public final class CpuSpinMonitor {
         if (!first.isEmpty()) {
             samples[n++] = first;
         }
-        String[] more = samples(threadId, STACK_SAMPLES - n, SAMPLE_SPACING_MILLIS);
+        String[] more = samples(new long[] {threadId}, STACK_SAMPLES - n, SAMPLE_SPACING_MILLIS)[0];
         System.arraycopy(more, 0, samples, n, more.length);
         return mostFrequentTop(samples, n + more.length);
     }
 
-    /** Up to {@code count} stack samples of the thread, {@code spacingMillis} apart (fewer when it ends). */
-    String[] samples(long threadId, int count, long spacingMillis) {
-        String[] samples = new String[count];
-        int n = 0;
-        while (n < count) {
+    /**
+     * Up to {@code count} stack samples of each thread, {@code spacingMillis} apart, all threads in each round
+     * (fewer for a thread that ends: its samples stop there).
+     */
+    String[][] samples(long[] threadIds, int count, long spacingMillis) {
+        String[][] samples = new String[threadIds.length][count];
+        int[] n = new int[threadIds.length];
+        boolean[] ended = new boolean[threadIds.length];
+        for (int round = 0; round < count; round++) {
             try {
                 Thread.sleep(spacingMillis);
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
                 break;
             }
-            String f = sampler.apply(threadId);
-            if (f.isEmpty()) {
-                break; // the thread ended
+            String[] frames = sampler.apply(threadIds);
+            for (int i = 0; i < threadIds.length; i++) {
+                ended[i] |= frames[i].isEmpty();
+                if (!ended[i]) {
+                    samples[i][n[i]++] = frames[i];
+                }
             }
-            samples[n++] = f;
         }
-        return n == count ? samples : java.util.Arrays.copyOf(samples, n);
+        for (int i = 0; i < threadIds.length; i++) {
+            if (n[i] < count) {
+                samples[i] = java.util.Arrays.copyOf(samples[i], n[i]);
+            }
+        }
+        return samples;
+    }
+
+    /** One stack sample of each thread ("" for one that ended), in one {@link ThreadMXBean#getThreadInfo} call. */
+    private String[] stacks(long[] threadIds) {
+        String[] frames = new String[threadIds.length];
+        ThreadInfo[] infos;
+        try {
+            infos = threads.getThreadInfo(threadIds, TOP_FRAMES);
+        } catch (RuntimeException e) {
+            infos = new ThreadInfo[threadIds.length];
+        }
+        for (int i = 0; i < threadIds.length; i++) {
+            frames[i] = frames(infos != null && i < infos.length ? infos[i] : null);
+        }
+        return frames;
     }
 
     /** Of {@code n} frame strings, the latest whose first line is the most frequent first line ("" for none). */

@@ -375,10 +375,20 @@ class CpuSpinMonitorTest {
      */
     void sampled(long thread, double pollShare, double cpuShare) {
         int[] i = {0};
-        monitor.sampler = id -> cpu.merge(thread, (long) (cpuShare * 5 * MS), Long::sum) < 0 ? ""
-                : Math.floor(++i[0] * pollShare) > Math.floor((i[0] - 1) * pollShare) // spread evenly
-                ? "io.netty.channel.epoll.Native.epollWait0\nio.netty.channel.epoll.Native.epollWait:193"
-                : "io.netty.handler.Busy.channelRead:12\nio.netty.channel.AbstractChannelHandlerContext.invokeChannelRead:444";
+        monitor.sampler = ids -> {
+            String[] frames = new String[ids.length];
+            for (int k = 0; k < ids.length; k++) {
+                if (ids[k] != thread) {
+                    frames[k] = "";
+                    continue;
+                }
+                cpu.merge(thread, (long) (cpuShare * 5 * MS), Long::sum);
+                frames[k] = Math.floor(++i[0] * pollShare) > Math.floor((i[0] - 1) * pollShare) // spread evenly
+                        ? "io.netty.channel.epoll.Native.epollWait0\nio.netty.channel.epoll.Native.epollWait:193"
+                        : "io.netty.handler.Busy.channelRead:12\nio.netty.channel.AbstractChannelHandlerContext.invokeChannelRead:444";
+            }
+            return frames;
+        };
     }
 
     @Test
@@ -411,6 +421,30 @@ class CpuSpinMonitorTest {
                 List.of("channel.epoll.Native.epollWait0")));
         assertEquals(0, CpuSpinMonitor.inPoll(new String[] {"my.xchannel.epoll.Native.epollWait0:3"},
                 List.of("channel.epoll.Native.epollWait0")));
+    }
+
+    @Test
+    void loopsDueAPollCheckInTheSameTickAreSampledTogether() {
+        List<CpuSpinMonitor.Reading> a = loopOf(21, "a1");
+        List<CpuSpinMonitor.Reading> b = loopOf(22, "b1");
+        a.get(0).pollMethods = List.of("channel.epoll.Native.epollWait0");
+        b.get(0).pollMethods = List.of("channel.epoll.Native.epollWait0");
+        List<Integer> rounds = new ArrayList<>();
+        monitor.sampler = ids -> {
+            rounds.add(ids.length);
+            String[] frames = new String[ids.length];
+            java.util.Arrays.fill(frames, "io.netty.handler.Busy.channelRead:12");
+            return frames;
+        };
+        for (int i = 0; i < 9; i++) { // both loops burn a core with nothing moving: both due their first check now
+            now += 250 * MS;
+            cpu.merge(21L, 250 * MS, Long::sum);
+            cpu.merge(22L, 250 * MS, Long::sum);
+            monitor.tick(now);
+        }
+        assertEquals(java.util.Collections.nCopies(CpuSpinMonitor.POLL_SAMPLES, 2), rounds,
+                "one round of samples for both loops, not one per loop");
+        assertEquals(0, CpuSpinMonitor.episodes(), "busy in their handlers");
     }
 
     @Test
