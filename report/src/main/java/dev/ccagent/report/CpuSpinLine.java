@@ -63,21 +63,21 @@ final class CpuSpinLine {
                 e.getLong(EventFields.APP_BYTES) + e.getLong(EventFields.BYTES_ACKED), ended, top, flame);
     }
 
-    /**
-     * "connection ID", or for a spin of a shared event loop itself (an agent that names the connections on it)
-     * "event loop blocked, tasks 2.1 s late, 3 QUIC connections starved: a,b,c" or "event loop polling without
-     * work, tasks 0.000 s late, 3 QUIC connections on it: a,b,c".
-     */
     /** A spin of a shared event loop itself (no connection blamed), from an agent that names the connections on it. */
     static boolean loopLevel(RecordedEvent e) {
         return e.hasField(EventFields.LOOP_CONNECTION_COUNT) && e.getInt(EventFields.LOOP_CONNECTION_COUNT) > 0;
     }
 
+    /**
+     * "connection ID", or for a spin of a shared event loop itself (an agent that names the connections on it)
+     * "event loop blocked, tasks 2.100 s late, 3 QUIC connections starved: a,b,c" or "event loop polling without
+     * work, tasks 0.000 s late, 3 QUIC connections on it: a,b,c".
+     */
     static String where(RecordedEvent e) {
-        int n = e.hasField(EventFields.LOOP_CONNECTION_COUNT) ? e.getInt(EventFields.LOOP_CONNECTION_COUNT) : 0;
-        if (n <= 0) {
+        if (!loopLevel(e)) {
             return "connection " + e.getString(EventFields.CONNECTION_ID);
         }
+        int n = e.getInt(EventFields.LOOP_CONNECTION_COUNT);
         boolean blocked = !e.hasField(EventFields.LOOP_SPIN) || !"polling".equals(e.getString(EventFields.LOOP_SPIN));
         return String.format(Locale.ROOT, "event loop %s, tasks %.3f s late, %d QUIC connection%s %s: %s",
                 blocked ? "blocked" : "polling without work", e.getLong(EventFields.LOOP_TASK_DELAY) / 1e9, n,

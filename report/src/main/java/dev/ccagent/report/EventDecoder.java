@@ -133,32 +133,27 @@ final class EventDecoder {
         s.saw(e.getStartTime());
     }
 
-    /** A loop-level CpuSpin event: its episode's entry, replaced by a later or an ended one. */
+    /**
+     * A loop-level CpuSpin event: its episode's entry, from the episode's latest event (an ended one first, as the
+     * single-recording report keeps it: {@link CpuSpinLine#keep}).
+     */
     private void loopSpin(RecordedEvent e) {
-        String key = String.valueOf(CpuSpinLine.episodeKey(e));
-        FleetReport.LoopSpin had = model.loopSpins.get(key);
-        String endedBy = string(e, EventFields.ENDED_BY);
-        boolean ended = !"ongoing".equals(endedBy);
-        java.time.Instant end = e.getEndTime();
-        if (had != null) {
-            boolean hadEnded = !"ongoing".equals(had.endedBy());
-            if (hadEnded && !ended || hadEnded == ended && !end.isAfter(loopSpinEnds.get(key))) {
-                return; // the episode's entry is already an ended or a later one
-            }
-        }
-        long episodeNanos = Math.max(0, number(e, EventFields.EPISODE_DURATION));
-        String frames = string(e, EventFields.TOP_FRAMES);
+        Object key = CpuSpinLine.episodeKey(e);
+        CpuSpinLine.keep(loopSpinEvents, e);
+        RecordedEvent kept = loopSpinEvents.get(key);
+        long episodeNanos = Math.max(0, number(kept, EventFields.EPISODE_DURATION));
+        String frames = string(kept, EventFields.TOP_FRAMES);
         int nl = frames.indexOf('\n');
-        loopSpinEnds.put(key, end);
-        model.loopSpins.put(key, new FleetReport.LoopSpin(end.minusNanos(episodeNanos), intern(string(e, EventFields.LIBRARY)),
-                string(e, EventFields.THREAD_NAME), intern(string(e, EventFields.LOOP_SPIN)), episodeNanos / 1e9,
-                e.getDouble(EventFields.CPU_SHARE), number(e, EventFields.LOOP_TASK_DELAY),
-                (int) number(e, EventFields.LOOP_CONNECTION_COUNT), string(e, EventFields.LOOP_CONNECTIONS),
-                nl < 0 ? frames : frames.substring(0, nl), endedBy));
+        model.loopSpins.put(String.valueOf(key), new FleetReport.LoopSpin(kept.getEndTime().minusNanos(episodeNanos),
+                intern(string(kept, EventFields.LIBRARY)), string(kept, EventFields.THREAD_NAME),
+                intern(string(kept, EventFields.LOOP_SPIN)), episodeNanos / 1e9, kept.getDouble(EventFields.CPU_SHARE),
+                number(kept, EventFields.LOOP_TASK_DELAY), (int) number(kept, EventFields.LOOP_CONNECTION_COUNT),
+                string(kept, EventFields.LOOP_CONNECTIONS), nl < 0 ? frames : frames.substring(0, nl),
+                string(kept, EventFields.ENDED_BY)));
     }
 
-    /** The end of each loop spin's entry in the model (which event of the episode it is). */
-    private final Map<String, java.time.Instant> loopSpinEnds = new HashMap<>();
+    /** Each loop spin episode's latest event (a few per episode of a loop: kept whole). */
+    private final Map<Object, RecordedEvent> loopSpinEvents = new HashMap<>();
 
     /** A Fallback event: its count added to its cause's. */
     private void fallback(RecordedEvent e) {

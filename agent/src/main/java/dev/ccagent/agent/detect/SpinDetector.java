@@ -234,8 +234,9 @@ public final class SpinDetector {
             return;
         }
         try {
-            t.senderAllocAtClose = d.allocated(t.senderThreadId);
-            t.receiverAllocAtClose = d.allocated(t.receiverThreadId);
+            // a shared loop's allocation is judged per loop, not per connection: nothing to read for it here
+            t.senderAllocAtClose = t.ownSenderThread() ? d.allocated(t.senderThreadId) : -1;
+            t.receiverAllocAtClose = t.ownSenderThread() ? d.allocated(t.receiverThreadId) : -1;
             t.sampleAtClose();
             t.algorithmAtClose = algorithm != null ? algorithm : "";
             t.closedAt = System.nanoTime();
@@ -335,8 +336,9 @@ public final class SpinDetector {
         long refusals = c != null ? c.refusals : t.refusals;
         long past = c != null ? c.past : t.pastSendTimes;
         long received = c != null ? c.received : t.packetsReceived;
-        long senderAlloc = last ? t.senderAllocAtClose : allocated(t.senderThreadId);
-        long receiverAlloc = last ? t.receiverAllocAtClose : allocated(t.receiverThreadId);
+        boolean shared = !t.ownSenderThread();
+        long senderAlloc = last ? t.senderAllocAtClose : shared ? -1 : allocated(t.senderThreadId);
+        long receiverAlloc = last ? t.receiverAllocAtClose : shared ? -1 : allocated(t.receiverThreadId);
         if (t.baseline.time == 0) {
             long start = t.senderStartNanos;
             if (start == 0 || (!last && now - start < WINDOW_NANOS / 2)) {
@@ -370,7 +372,7 @@ public final class SpinDetector {
         long dReceiverAlloc = receiverAlloc >= 0 && t.baseline.receiverAlloc >= 0 ? receiverAlloc - t.baseline.receiverAlloc : -1;
         remember(t, now, wakeups, empty, datagrams, inFlight, refusals, past, received, senderAlloc, receiverAlloc);
         LoopAllocation loop = null;
-        if (!t.ownSenderThread() && t.senderThreadId != 0) {
+        if (shared && t.senderThreadId != 0) {
             loop = loops.computeIfAbsent(t.senderThreadId, id -> new LoopAllocation(id, t.library()));
             loop.connections++;
         }
@@ -480,18 +482,21 @@ public final class SpinDetector {
                 long allocated = Math.max(0, alloc - l.startAlloc);
                 double judged = Math.max(window / 1e9, WINDOW_MILLIS / 1e3);
                 boolean flagged = allocated / judged > ALLOC_RATE_FLAG;
-                if (JfrSwitch.on && (l.packets > 0 || flagged)) {
+                long rate = (long) (allocated / (window / 1e9));
+                boolean record = JfrSwitch.on && (l.packets > 0 || flagged);
+                String name = record || flagged ? threadName(l.threadId) : "";
+                if (record) {
                     SendPathAllocation e = new SendPathAllocation();
                     if (e.shouldCommit()) {
                         e.library = l.library;
                         e.connectionId = "";
                         e.path = "event loop";
                         e.loopConnectionCount = l.connections;
-                        e.threadName = threadName(l.threadId);
+                        e.threadName = name;
                         e.allocated = allocated;
                         e.packets = l.packets;
                         e.bytesPerPacket = allocated / Math.max(1, l.packets);
-                        e.allocationRate = (long) (allocated / (window / 1e9));
+                        e.allocationRate = rate;
                         e.flagged = flagged;
                         e.threshold = ALLOC_PER_PACKET_FLAG;
                         e.window = window;
@@ -501,8 +506,6 @@ public final class SpinDetector {
                 }
                 if (flagged) {
                     detections++;
-                    long rate = (long) (allocated / (window / 1e9));
-                    String name = threadName(l.threadId);
                     long packets = l.packets;
                     int connections = l.connections;
                     l.lastLog = warnAndProfile(now, l.lastLog, () -> String.format("allocation storm on %s event loop \"%s\": "
