@@ -1,5 +1,6 @@
 package dev.ccagent.it.netty;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
 import jdk.jfr.consumer.RecordedEvent;
@@ -97,7 +98,9 @@ class NettyEpollSpinTest {
                 "ended " + last.getEndTime() + ", the stale channel closed " + staleClosed);
     }
 
+    /** The negative control; an acceptance test since 2026-12-07 for the gate's time (about 14 s). */
     @Test
+    @Acceptance("the fixed Netty 4.2.17 under the same half-close and reset: its loop's CPU time and no CpuSpin")
     void theFixedNettyDoesNotSpinAndNothingIsFlagged() throws Exception {
         Path rec = NettyApp.freshFile("netty-epoll-spin-4.2.17.jfr");
         NettyApp.Run run = run("netty-epoll-spin-4.2.17", NettyApp.Version.CURRENT, rec);
