@@ -84,6 +84,18 @@ public final class CpuSpinMonitor {
      * share of its core in {@code epoll_wait}: up to 0.37 in one check of 60, averaging -0.05, sd 0.18).
      */
     static final double POLL_SPIN_CORE = 0.6;
+    /**
+     * Or, where the loop got less than a core (a loaded host: it waited for a CPU, which the estimate counts as
+     * parked), at least this share of the CPU it did get, and at least {@value #POLL_SPIN_MIN_CORE} of a core. The
+     * estimate is a lower bound of the CPU burned in the poll whatever the contention (time waiting for a CPU is
+     * subtracted as if parked), so dividing by the CPU the thread got cannot be inflated by it. Measured
+     * (2026-12-07): CVE-2026-42577's spin at load average 4.5-5 on 2 cores, 0.76-0.95 of its CPU in 8 checks (one
+     * at 0.65 of a core, below the absolute bound; a run at 0.76 of a core overall was missed before this rule);
+     * the busy epoll and NIO loops of the no-false-alarm test at most 0.49 in 120 checks on a quiet machine
+     * (averaging -0.07 to -0.18, sd 0.15-0.24) and at most 0.09 in 59 at load average 4.5-5.
+     */
+    static final double POLL_SPIN_OF_ITS_CPU = 0.7;
+    static final double POLL_SPIN_MIN_CORE = 0.3;
     static final int POLL_CHECKS = 2;
     static final int POLL_RECHECK_SAMPLES = 4;
     /** {@code loopSpin} of a loop blocked in one call, and of one that spins through its poll. */
@@ -573,7 +585,8 @@ public final class CpuSpinMonitor {
             double sampledShare = Math.min(1, Math.max(0, (cpuTime(ids[i]) - cpuBefore[i]) / (double) wall));
             int inPoll = inPoll(samples[i], t.pollMethods);
             double inPollCore = samples[i].length == 0 ? 0 : inPoll / (double) samples[i].length - (1 - sampledShare);
-            boolean spinning = samples[i].length >= POLL_SAMPLES / 2 && inPollCore >= POLL_SPIN_CORE;
+            boolean spinning = samples[i].length >= POLL_SAMPLES / 2 && (inPollCore >= POLL_SPIN_CORE
+                    || inPollCore >= POLL_SPIN_MIN_CORE && inPollCore >= POLL_SPIN_OF_ITS_CPU * sampledShare);
             t.pollHits = spinning ? t.pollHits + 1 : 0;
             if (t.pollHits >= POLL_CHECKS) {
                 t.pollHits = 0;
@@ -581,8 +594,9 @@ public final class CpuSpinMonitor {
             } else if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
                 AgentLog.debug(String.format(Locale.ROOT, "CPU spin monitor: loop thread %d at %.0f%% of a core without "
                         + "QUIC progress, tasks on time; %d of %d stack samples in its poll at %.0f%% of a core while "
-                        + "sampled: %.2f of a core inside the poll, %s", t.threadId, 100 * t.pollShare,
+                        + "sampled: %.2f of a core inside the poll (%.2f of its CPU), %s", t.threadId, 100 * t.pollShare,
                         inPoll, samples[i].length, 100 * sampledShare, inPollCore,
+                        sampledShare > 0 ? inPollCore / sampledShare : 0,
                         spinning ? "spinning through it (check " + t.pollHits + " of " + POLL_CHECKS + ")" : "busy, no spin"));
             }
         }

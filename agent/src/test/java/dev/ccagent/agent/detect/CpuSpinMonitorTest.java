@@ -406,6 +406,27 @@ class CpuSpinMonitorTest {
     }
 
     @Test
+    void aLoopSpinningThroughItsPollOnALoadedHostIsFlaggedByTheShareOfTheCpuItGot() {
+        List<CpuSpinMonitor.Reading> mine = loopOf(17, "c1", "c2");
+        mine.forEach(r -> r.pollMethods = List.of("channel.epoll.Native.epollWait0"));
+        // the spin at 0.6 of a core (it waits for a CPU the rest): 17 of 24 samples in the poll, 0.31 of a core there
+        // by the estimate (below 0.6), 0.52 of the CPU it got (below 0.7): no spin, in any number of checks
+        sampled(17, 0.71, 0.6);
+        for (int i = 0; i < 40; i++) {
+            period(17, 0.6); // its tasks on time
+        }
+        assertEquals(0, CpuSpinMonitor.episodes(), "0.52 of its CPU");
+        // 21 of 24 samples in the poll at 0.6 of a core: 0.48 of a core there, 0.8 of its CPU: flagged
+        sampled(17, 0.875, 0.6);
+        for (int i = 0; i < 16; i++) {
+            period(17, 0.6);
+        }
+        assertEquals(1, CpuSpinMonitor.ongoing());
+        // below the floor of 0.3 of a core, however high its share: 0.9 of the samples at 0.25 of a core is parked
+        assertTrue(0.9 - (1 - 0.25) < CpuSpinMonitor.POLL_SPIN_MIN_CORE);
+    }
+
+    @Test
     void aLoopBusyInItsHandlersIsNoPollingSpin() {
         List<CpuSpinMonitor.Reading> mine = loopOf(15, "h1", "h2");
         mine.forEach(r -> r.pollMethods = List.of("channel.epoll.Native.epollWait0"));
