@@ -50,7 +50,7 @@ import java.util.zip.CRC32;
  *
  * <p>Arguments (key=value): {@code keystore=PATH}, {@code storepass=PASSWORD} (default "changeit"; also
  * the key's password), {@code connections=N}, {@code bytes=N}, {@code app-cc=reno|cubic|bbr|none},
- * {@code link=RATE_BPS,DELAY_MS,BUFFER_BDP,LOSS[,JITTER_MS[,BURSTY_MS]]} (DELAY_MS one way; loss and
+ * {@code link=RATE_BPS,DELAY_MS,BUFFER_BDP,LOSS[,JITTER_MS[,BURSTY_MS]]} (DELAY_MS one way, 0 allowed; loss and
  * jitter on the data direction, ACKs served every BURSTY_MS when given, as the benchmarks' Wi-Fi-like
  * link), {@code warmup=BYTES} (one transfer first through a fast emulated link, 100 Mbit/s and 10 ms,
  * printed as {@code WARMUP}: JIT-compiles Netty, the agent's pacer and the emulator before anything
@@ -63,7 +63,8 @@ import java.util.zip.CRC32;
  * listeners, see {@link CloseTimes}; written to FILE, one line per close, after the transfers),
  * {@code idle-connections=N} (N more client connections opened before the transfers and left idle until
  * they end), {@code loop-spin=AFTER_MS,FOR_MS} (AFTER_MS into the first transfer, a test-only handler spins
- * the server's event loop for FOR_MS in one call, see {@link LoopSpinner}).
+ * the server's event loop for FOR_MS in one call, see {@link LoopSpinner}), {@code seconds=N} (after the
+ * {@code connections}, more transfers of {@code bytes} until N seconds have passed since the first began).
  * Prints {@code SERVED id=HEX thread=NAME} for each server connection (its own id, its event loop) and
  * {@code CLIENT id=HEX} for each client connection.
  * Prints one {@code RESULT} line per transfer, {@code WRITES} (datagram write spacing at the socket),
@@ -156,8 +157,9 @@ public final class NettyBulkApp {
                 long delay = Long.parseLong(l[1]) * 1_000_000L;
                 double bdp = Double.parseDouble(l[2]);
                 double loss = Double.parseDouble(l[3]);
-                LinkProfile.Builder down = LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, 2 * delay).loss(loss);
-                LinkProfile.Builder up = LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, 2 * delay);
+                long sizingRtt = Math.max(2 * delay, 1_000_000L); // DELAY_MS 0: the buffer as for a 1 ms round trip
+                LinkProfile.Builder down = LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, sizingRtt).loss(loss);
+                LinkProfile.Builder up = LinkProfile.builder().rate(rate).delay(delay).bufferBdp(bdp, sizingRtt);
                 if (l.length > 4 && Long.parseLong(l[4]) > 0) {
                     down.jitter(Long.parseLong(l[4]) * 1_000_000L);
                 }
@@ -187,7 +189,8 @@ public final class NettyBulkApp {
                 idleConnections.add(idleConnection(client, target));
             }
             long expected = expectedCrc(bytes);
-            for (int i = 0; i < connections; i++) {
+            long until = System.nanoTime() + Long.parseLong(a.getOrDefault("seconds", "0")) * 1_000_000_000L;
+            for (int i = 0; i < connections || System.nanoTime() - until < 0; i++) {
                 ok &= transfer("RESULT", i, client, target, bytes, expected);
                 QuicheWindowProbe.stopAll(); // the download arrived: its server window is sampled to the end
             }
