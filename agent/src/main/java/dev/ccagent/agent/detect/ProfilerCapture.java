@@ -55,6 +55,8 @@ public final class ProfilerCapture {
     /** Process-wide: the rate limit and the one-at-a-time rule survive a reconfiguration. */
     private static final AtomicBoolean BUSY = new AtomicBoolean();
     private static volatile long lastStart;
+    /** The CPU flame graph's path of the capture in progress (null when none runs). */
+    private static volatile String running;
     private static volatile boolean unavailable;
     /** The async-profiler we loaded (reused by later captures), or null. */
     private static volatile Object loaded;
@@ -79,11 +81,20 @@ public final class ProfilerCapture {
 
     /**
      * Starts a capture unless one ran less than {@code every} ago, one is running, or a rule refuses it;
-     * returns the path the CPU flame graph will have, or null when it starts none.
+     * returns the path the CPU flame graph will have, or null when it starts none. While a capture runs (the
+     * process's, whichever detection started it: a send-loop window, say, before the CPU spin monitor's episode of
+     * the same loop) it returns that capture's path: it covers this moment too.
      */
     String trigger(String reason) {
         long now = System.nanoTime();
-        if (unavailable || closed || !rateAllows(now, everyNanos) || !BUSY.compareAndSet(false, true)) {
+        if (unavailable || closed) {
+            return null;
+        }
+        String inProgress = running;
+        if (inProgress != null) {
+            return inProgress;
+        }
+        if (!rateAllows(now, everyNanos) || !BUSY.compareAndSet(false, true)) {
             return null;
         }
         String refusal;
@@ -100,19 +111,22 @@ public final class ProfilerCapture {
         lastStart = now;
         // the name is chosen now (64 random bits) so the spin event can name the flame graph to come
         String base = PREFIX + Long.toHexString(RANDOM.nextLong() | Long.MIN_VALUE);
+        String path = dir.resolve(base + "-cpu.html").toString();
         Thread t = dev.ccagent.agent.runtime.AgentThreads.newDaemon("ccagent-profiler", () -> {
             try {
                 capture(reason, base);
             } catch (Throwable e) {
                 AgentLog.warn("profile-on-spin: capture failed: " + e);
             } finally {
+                running = null;
                 BUSY.set(false);
                 worker = null;
             }
         });
         worker = t;
+        running = path;
         t.start();
-        return dir.resolve(base + "-cpu.html").toString();
+        return path;
     }
 
     /** Whether the process-wide rate limit allows a capture now. */
@@ -124,6 +138,11 @@ public final class ProfilerCapture {
     /** Records a capture start (tests: the rate limit across instances). */
     static void markStarted(long now) {
         lastStart = now;
+    }
+
+    /** Sets the capture in progress (tests: a capture another detection started). */
+    static void markRunning(String path) {
+        running = path;
     }
 
     /** Stops a capture in progress (its files are still written). */

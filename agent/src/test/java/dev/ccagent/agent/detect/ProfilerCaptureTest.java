@@ -138,6 +138,25 @@ class ProfilerCaptureTest {
         assertTrue(ProfilerCapture.rateAllows(now + 601_000_000_000L, 600_000_000_000L));
     }
 
+    /**
+     * A spin detected while a capture runs (started by another detection: kwik observe-only's send-loop window flags
+     * a spin a second before the CPU spin monitor's episode of it) names that capture; none once it has ended.
+     */
+    @Test
+    void aTriggerWhileACaptureRunsNamesIt() {
+        ProfilerCapture.markStarted(System.nanoTime()); // the running capture's start: the rate limit refuses a new one
+        ProfilerCapture.markRunning("/captures/ccagent-spin-1-cpu.html");
+        try {
+            ProfilerCapture c = new ProfilerCapture(tmp.resolve("running"), 1_000_000_000L, 600_000_000_000L,
+                    tmp.resolve("no-maps"));
+            assertEquals("/captures/ccagent-spin-1-cpu.html", c.trigger("CPU spin on kwik connection 1"));
+        } finally {
+            ProfilerCapture.markRunning(null);
+        }
+        ProfilerCapture c = new ProfilerCapture(tmp.resolve("ended"), 1_000_000_000L, 600_000_000_000L, tmp.resolve("no-maps"));
+        assertEquals(null, c.trigger("CPU spin on kwik connection 1"), "the rate limit refuses a new one");
+    }
+
     @Test
     void aSecondAsyncProfilerIsNotLoaded() throws Exception {
         Path maps = tmp.resolve("maps");
