@@ -94,11 +94,18 @@ class CpuSpinTest {
 
     static ForkedJvm stallingClient(Path dir, String name, int port, long before, long pauseMillis, String then)
             throws Exception {
+        return stallingClient(dir, name, port, before, pauseMillis, then, "spin", 256_000);
+    }
+
+    /** With the stream's flow-control window ({@code receiveBuffer} bytes) the client grants the server. */
+    static ForkedJvm stallingClient(Path dir, String name, int port, long before, long pauseMillis, String then,
+                                    String protocol, long receiveBuffer) throws Exception {
         return ForkedJvm.builder(name, StallingClientMain.class.getName())
                 .classPath(ServerProcess.serverClassPath())
                 .jvmArgs("-Xmx256m", "-XX:+UseSerialGC")
                 .javaagent(ServerProcess.agentJar(), "fix.kwik-stream-stall=on;detect=off;log=warn")
-                .args(Integer.toString(port), Long.toString(before), Long.toString(pauseMillis), then)
+                .args(Integer.toString(port), Long.toString(before), Long.toString(pauseMillis), then, protocol,
+                        Long.toString(receiveBuffer))
                 .dir(dir)
                 .start();
     }
@@ -200,15 +207,63 @@ class CpuSpinTest {
                 e.getEndTime() + " vs client resumed " + resumedAt);
         assertTrue(e.getLong(EventFields.EPISODE_DURATION) - e.getLong(EventFields.DETECTED_AFTER) >= 1_000_000_000L, "lasted a second past detection: " + e);
         assertTrue(r.text().contains("CPU spin"), r.text());
+        // observe-only's send-loop window: the same connection's windows while the client did not read
+        assertTrue(serverLog.contains("observing: spin detector (CPU without progress), send-loop window (SendLoopSpin,"
+                + " AckOnlySendLoop, SendPathAllocation)"), lines(serverLog, "observing").toString());
+        assertSpinWindows(r, e.getString(EventFields.CONNECTION_ID), resumedAt.minusMillis(pause), resumedAt);
+    }
+
+    /**
+     * kwik 0.10.3's loop as the window detector sees it in observe-only mode: its stream answers the packet assembler
+     * with no frame millions of times a second, each an empty turn of the send loop (SendLoopSpin), and the sender
+     * thread allocates hundreds of MB a second doing it (SendPathAllocation, flagged). Measured (2026-12-07): 8
+     * SendLoopSpin windows at 3.4-11 million empty turns a second, 7 flagged allocation windows at 0.36-1.2 GB/s over a
+     * 7 s pause. Asserted: every whole window inside the pause has its SendLoopSpin (the rule needs 500 empty turns a
+     * second; the spin makes thousands of times that on a fifth of a core), and at least one is flagged for allocation
+     * (256 MB/s: a quarter of a core of this loop).
+     */
+    static void assertSpinWindows(RecordingReport r, String connection, Instant pausedAt, Instant resumedAt) {
+        List<RecordedEvent> spin = ofConnection(r.events(EventNames.SEND_LOOP_SPIN), connection);
+        List<RecordedEvent> alloc = ofConnection(r.events(EventNames.SEND_PATH_ALLOCATION), connection).stream()
+                .filter(x -> x.getString(EventFields.PATH).equals("sender")).collect(Collectors.toList());
+        System.out.printf("kwik 0.10.3 observe-only, spinning connection: %d SendLoopSpin, %d SendPathAllocation (%d flagged),"
+                + " %d AckOnlySendLoop%n", spin.size(), alloc.size(), alloc.stream().filter(x -> x.getBoolean(EventFields.FLAGGED)).count(),
+                ofConnection(r.events(EventNames.ACK_ONLY_SEND_LOOP), connection).size());
+        // whole windows inside the pause (from a second after it began: the first window may hold the handshake); each
+        // connection's window writes its allocation event (every window, with few connections) and its spin event together
+        List<RecordedEvent> inside = alloc.stream().filter(x -> x.getStartTime().isAfter(pausedAt.plusSeconds(1))
+                && x.getEndTime().isBefore(resumedAt)).collect(Collectors.toList());
+        assertTrue(inside.size() >= 2, "allocation windows inside the pause: " + alloc);
+        for (RecordedEvent a : inside) {
+            assertTrue(spin.stream().anyMatch(x -> Math.abs(Duration.between(x.getEndTime(), a.getEndTime()).toMillis()) < 500),
+                    "a SendLoopSpin for the window of " + a + ": " + spin);
+        }
+        assertTrue(inside.stream().anyMatch(a -> a.getBoolean(EventFields.FLAGGED)), "an allocation storm: " + inside);
+        for (RecordedEvent x : spin) {
+            assertTrue(x.getLong(EventFields.EMPTY_WAKEUPS) >= 500, x.toString());
+            assertTrue(x.getEndTime().isAfter(pausedAt) && x.getEndTime().isBefore(resumedAt.plusSeconds(3)), x.toString());
+        }
+    }
+
+    static List<RecordedEvent> ofConnection(List<RecordedEvent> events, String connection) {
+        return events.stream().filter(x -> connection.equals(x.getString(EventFields.CONNECTION_ID))).collect(Collectors.toList());
     }
 
     @Test
-    void kwik0103SpinEpisodeEndsWhenTheClientCloses() throws Exception {
+    void kwik0103SpinEpisodeEndsWhenTheClientClosesAndAHealthyConnectionBesideItHasNoSpinWindows() throws Exception {
         Path rec = dir.resolve("old-close.jfr");
         String serverLog;
         try (ForkedJvm server = server("old-server-2", oldKwikClassPath(), "jfr=" + rec, ANSWER);
              ForkedJvm client = stallingClient("closing-client", port("old-server-2"), 64 * 1024, 4_000, "close")) {
             client.awaitLine(Pattern.compile("^paused"), Duration.ofSeconds(60));
+            // while it spins: a client that reads the whole answer at once and grants a flow-control window larger than
+            // it, so that kwik 0.10.3's stream is never blocked (a blocked stream loops in bursts: see the docs)
+            try (ForkedJvm healthy = stallingClient(dir, "reading-client", port("old-server-2"), 64 * 1024, 0, "resume",
+                    "spin", 2 * ANSWER)) {
+                var answered = healthy.awaitLine(Pattern.compile("^answered (\\d+) (\\w+)"), Duration.ofSeconds(60));
+                assertEquals(ANSWER + " ok", answered.group(1) + " " + answered.group(2));
+                assertEquals(0, healthy.waitFor(Duration.ofSeconds(30)));
+            }
             assertTrue(server.awaitOutput("CPU spin on kwik connection", Duration.ofSeconds(20)) > 0, server.describe());
             client.awaitLine(Pattern.compile("^closed"), Duration.ofSeconds(60));
             // the episode ends when kwik's connection closes: on the client's CONNECTION_CLOSE, or, when the server
@@ -224,6 +279,19 @@ class CpuSpinTest {
         assertEquals(1, spins.size(), serverLog);
         String endedBy = spins.get(0).getString(EventFields.ENDED_BY);
         assertTrue(endedBy.equals("close") || endedBy.equals("idle"), spins.toString());
+        // the send-loop window: the spinning connection flagged, the one that moved 4 MB beside it measured, not flagged
+        String spinning = spins.get(0).getString(EventFields.CONNECTION_ID);
+        List<RecordedEvent> healthy = new ArrayList<>();
+        for (String kind : List.of(EventNames.SEND_LOOP_SPIN, EventNames.ACK_ONLY_SEND_LOOP, EventNames.SEND_PATH_ALLOCATION)) {
+            r.events(kind).stream().filter(x -> !spinning.equals(x.getString(EventFields.CONNECTION_ID))).forEach(healthy::add);
+        }
+        System.out.println("kwik 0.10.3 observe-only, healthy connection beside the spin: " + healthy.stream()
+                .map(x -> x.getEventType().getName().replace("dev.ccagent.", "") + (x.hasField(EventFields.FLAGGED)
+                        && x.getBoolean(EventFields.FLAGGED) ? " (flagged)" : "")).collect(Collectors.toList()));
+        assertFalse(healthy.isEmpty(), "the healthy connection's windows are recorded (measurements): " + r.counts());
+        assertTrue(healthy.stream().allMatch(x -> x.getEventType().getName().equals(EventNames.SEND_PATH_ALLOCATION)
+                && !x.getBoolean(EventFields.FLAGGED)), "no spin, ACK-only loop or allocation storm on it: " + healthy);
+        assertTrue(ofConnection(r.events(EventNames.SEND_LOOP_SPIN), spinning).size() >= 2, r.counts().toString());
     }
 
     @Test

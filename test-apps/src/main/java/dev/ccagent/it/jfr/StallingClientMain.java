@@ -14,7 +14,8 @@ import java.time.Duration;
  * 256 kB, fills up and the server is blocked), then either reads the rest ("resume": checks the
  * {@code (byte) (offset % 251)} pattern, prints "answered N ok|corrupt") or closes the connection
  * ("close"). Mode "idle" opens no stream: it holds the connection for {@code PAUSE} ms and closes.
- * Usage: {@code StallingClientMain PORT BEFORE PAUSE resume|close|idle [PROTOCOL]}.
+ * Usage: {@code StallingClientMain PORT BEFORE PAUSE resume|close|idle [PROTOCOL [RECEIVE_BUFFER]]}; RECEIVE_BUFFER (bytes,
+ * default 256000) is the stream's flow-control window: one larger than the answer never blocks the server.
  */
 public final class StallingClientMain {
 
@@ -29,7 +30,7 @@ public final class StallingClientMain {
                 .noServerCertificateCheck()
                 .connectTimeout(Duration.ofSeconds(10))
                 .maxIdleTimeout(Duration.ofSeconds(30))
-                .defaultStreamReceiveBufferSize(256_000L)
+                .defaultStreamReceiveBufferSize(args.length > 5 ? Long.parseLong(args[5]) : 256_000L)
                 .build();
         conn.connect();
         System.out.println("connected");
