@@ -103,6 +103,38 @@ class KwikObserveTelemetryTest {
         assertNull(KwikObserveTelemetry.telemetryOf(unknown));
     }
 
+    /** The hooks allocate nothing once the sender thread knows its connection (the JVM's per-thread allocation counter). */
+    @Test
+    void theHooksDoNotAllocate() throws Exception {
+        Object sender = new Object();
+        SendTelemetry t = KwikObserveTelemetry.track(sender, "0a0b");
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long[] allocated = new long[1];
+        Thread loop = new Thread(() -> {
+            KwikObserveTelemetry.loopEnter(sender); // the first iteration finds the connection
+            for (int round = 0; round < 2; round++) { // the first round warms up (class loading, interpreter profiles)
+                long before = threads.getThreadAllocatedBytes(Thread.currentThread().getId());
+                for (int i = 0; i < 100_000; i++) {
+                    long d = KwikObserveTelemetry.loopEnter(sender);
+                    KwikObserveTelemetry.framePulled(true);
+                    KwikObserveTelemetry.remainingCwnd(i & 1);
+                    KwikObserveTelemetry.packetInFlight(1200);
+                    KwikObserveTelemetry.datagramSent();
+                    KwikObserveTelemetry.packetReceived(sender);
+                    KwikObserveTelemetry.loopExit(d);
+                }
+                allocated[0] = threads.getThreadAllocatedBytes(Thread.currentThread().getId()) - before;
+            }
+        });
+        loop.start();
+        loop.join();
+        assertEquals(400_001, t.wakeups, "the first iteration, then 200,000 iterations and 200,000 empty turns");
+        assertEquals(200_000, t.packetsReceived);
+        // a few hundred bytes at most for anything the measurement itself does: not one object per call
+        assertTrue(allocated[0] < 16 * 1024, "allocated " + allocated[0] + " B in 100,000 rounds of every hook");
+        KwikObserveTelemetry.senderStopped(sender);
+    }
+
     @Test
     void theCloseEndsTheObservation() {
         Object sender = new Object();
