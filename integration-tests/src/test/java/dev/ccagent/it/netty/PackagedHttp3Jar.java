@@ -112,7 +112,13 @@ final class PackagedHttp3Jar {
     }
 
     Http3Downloads.Run download(String run, PackagedServer server, long seed) throws Exception {
-        return Http3Downloads.run(dir(), run, server.port, LINK, CONNECTIONS, BYTES, WARMUP, seed);
+        return download(run, server, LINK, CONNECTIONS, BYTES, seed);
+    }
+
+    /** As {@link #download(String, PackagedServer, long)} through another link, size and count (same warm-up). */
+    Http3Downloads.Run download(String run, PackagedServer server, String link, int connections, long bytes, long seed)
+            throws Exception {
+        return Http3Downloads.run(dir(), run, server.port, link, connections, bytes, WARMUP, seed);
     }
 
     /** The jar's stock goodput in this test run: measured once, on the first bare server a scenario starts. */
