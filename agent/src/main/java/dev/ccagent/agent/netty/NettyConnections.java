@@ -32,14 +32,8 @@ public final class NettyConnections {
 
     private static final Map<Connection, Boolean> LIVE = new WeakHashMap<>();
 
-    /**
-     * The calls in which a Netty event loop waits for I/O (its poll), by transport: Netty's epoll and kqueue
-     * natives, the JDK's selectors under NIO. A loop burning CPU with most stack samples in one of them returns
-     * from its poll without work (as CVE-2026-42577 makes epoll on Netty 4.2.0-4.2.12).
-     */
-    static final List<String> POLL_METHODS = List.of("channel.epoll.Native.epollWait0", "channel.epoll.Native.epollWait",
-            "channel.epoll.Native.epollBusyWait0", "channel.kqueue.Native.keventWait", "sun.nio.ch.EPoll.wait",
-            "sun.nio.ch.KQueue.poll", "sun.nio.ch.WEPoll.wait");
+    /** The calls in which a Netty event loop waits for I/O (its poll): {@link NettyPollMethods}. */
+    static final List<String> POLL_METHODS = NettyPollMethods.METHODS;
 
     /** A connection's task runs at least this often on its loop while spin detection is on. */
     static final long LOOP_TICK_NANOS = 1_000_000_000L;

@@ -52,6 +52,7 @@ final class NettyLinkage {
             "dev.ccagent.agent.netty.NettyConfigs",
             "dev.ccagent.agent.netty.NettyMeter",
             "dev.ccagent.agent.netty.QuichePathStats",
+            "dev.ccagent.agent.netty.NettyPollMethods",
             "dev.ccagent.agent.netty.NettyConnections",
             "dev.ccagent.agent.netty.NettyPacer",
             "dev.ccagent.agent.netty.NettyChannelPacing",

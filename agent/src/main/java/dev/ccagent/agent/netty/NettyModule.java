@@ -45,6 +45,11 @@ public final class NettyModule extends TargetModule {
                 "Netty incubator QUIC 0.0.x (io.netty.incubator.codec.quic)");
     }
 
+    /** The package of the Netty QUIC classes this module covers. */
+    String pkg() {
+        return pkg;
+    }
+
     @Override
     public String library() {
         return "netty";

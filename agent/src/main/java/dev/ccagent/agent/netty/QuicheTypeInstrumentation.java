@@ -9,7 +9,7 @@ import static net.bytebuddy.matcher.ElementMatchers.named;
 
 /**
  * A Netty QUIC type, named the same in both packages ({@code io.netty.handler.codec.quic} and the
- * incubator's): what the five type instrumentations share, the type's name in one package and the
+ * incubator's): what the type instrumentations share, the type's name in one package and the
  * loader that holds their advice.
  */
 abstract class QuicheTypeInstrumentation implements TypeInstrumentation {
