@@ -41,6 +41,111 @@ class NettyLoopSpinTest {
         Path rec = NettyApp.freshFile("netty-loop-spin.jfr");
         NettyApp.Run run = NettyApp.run("netty-loop-spin", NettyApp.Version.CURRENT, "cc=cubic;jfr=" + rec, 180,
                 "connections=1", "bytes=4000000", "link=20000000,20,1,0", "idle-connections=2", "loop-spin=500,5000");
+        assertLoopSpinFlagged(run, rec);
+    }
+
+    /**
+     * Observe-only (issue 33 item 6): the same spin where the algorithm choice cannot apply. The test rewrites
+     * Netty's {@code netty-codec-classes-quic} jar into a temporary one whose private
+     * {@code QuicheQuicServerCodec.handleServer} is renamed (its one call site with it, so Netty itself still
+     * works), as a Netty version that changed it would be. The agent must say the Netty module skipped, naming
+     * that method, and that the spin monitor observes with Netty unchanged (the log and the recording's
+     * {@code ModuleVerdict}); the spin is flagged as with the algorithm choice (the same assertions, from the
+     * JDK's recording parser); and Netty runs stock: the agent's {@code netty.cc=bbr} reaches no connection (no
+     * {@code AlgorithmAssigned} event, no connection line) and quiche's own window, sampled by the application,
+     * halves at losses: the application's reno ran. A 4 s spin on a 1% lossy link (reno's halvings need losses).
+     */
+    @Test
+    void theSameSpinIsFlaggedObserveOnlyWhereTheAlgorithmChoiceCannotApplyAndNettyRunsStock() throws Exception {
+        Path rec = NettyApp.freshFile("netty-observe-only.jfr");
+        String classPath = NettyApp.appClasses(NettyApp.Version.CURRENT) + java.io.File.pathSeparator
+                + withoutHandleServer(NettyApp.jars(NettyApp.Version.CURRENT));
+        NettyApp.Run run = NettyApp.runMain("netty-observe-only", "dev.ccagent.it.netty.NettyBulkApp", classPath,
+                "netty.cc=bbr;jfr=" + rec, 180, "connections=1", "bytes=1500000", "link=20000000,20,1,0.01",
+                "idle-connections=2", "loop-spin=500,4000", "app-cc=reno", "probe=10");
+        assertLoopSpinFlagged(run, rec);
+
+        List<String> skipped = run.lines("Netty QUIC 4.2.x (io.netty.handler.codec.quic) version "
+                + System.getProperty("netty.version.current") + " in ");
+        assertTrue(skipped.stream().anyMatch(l -> l.contains(": skipped: method " + CODEC.replace('/', '.')
+                + ".handleServer(")), "the module skipped, naming the method: " + skipped);
+        assertTrue(skipped.stream().anyMatch(l -> l.contains(": algorithm choice and pacing skipped (method "
+                + CODEC.replace('/', '.') + ".handleServer(") && l.contains("); observing: spin monitor (")
+                && l.endsWith("; Netty's behaviour unchanged")), "observe-only, said so: " + skipped);
+        assertTrue(skipped.stream().noneMatch(l -> l.contains(": applied")), "nothing applied: " + skipped);
+        assertTrue(run.lines("netty connection side=").isEmpty(), "no connection got the agent's algorithm: " + run.tail());
+
+        List<RecordedEvent> events = RecordingFile.readAllEvents(rec);
+        assertEquals(0, events.stream().filter(e -> e.getEventType().getName().equals(EventNames.ALGORITHM_ASSIGNED))
+                .count(), "no algorithm assigned");
+        Set<String> verdicts = events.stream().filter(e -> e.getEventType().getName().equals(EventNames.MODULE_VERDICT))
+                .filter(e -> "netty".equals(e.getString(EventFields.LIBRARY)))
+                .map(e -> e.getString(EventFields.VERDICT) + ": " + e.getString(EventFields.REASON))
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertEquals(2, verdicts.size(), "the module's skip and observe-only's verdict: " + verdicts);
+        assertTrue(verdicts.stream().anyMatch(v -> v.startsWith("skipped: method ")), verdicts.toString());
+        assertTrue(verdicts.stream().anyMatch(v -> v.startsWith("applied: algorithm choice and pacing skipped (")
+                && v.contains("observing: spin monitor")), verdicts.toString());
+
+        java.util.Map<String, QuicheEvidence.Window> windows = QuicheEvidence.windows(run);
+        assertEquals(1, windows.size(), "the download's window: " + run.lines("QUICHE"));
+        windows.values().forEach(QuicheEvidence.Window::assertReno);
+        System.out.println("[it] observe-only: " + run.lines("QUICHE"));
+    }
+
+    /** Netty's QUIC codec class whose private method the observe-only run renames. */
+    static final String CODEC = "io/netty/handler/codec/quic/QuicheQuicServerCodec";
+
+    /**
+     * {@code classPath} with its {@code netty-codec-classes-quic} jar replaced by a copy (same name: the version
+     * shows in the verdicts) whose {@code QuicheQuicServerCodec.handleServer} is renamed with its call.
+     */
+    static String withoutHandleServer(String classPath) throws Exception {
+        String sep = java.io.File.pathSeparator;
+        String codecJar = java.util.stream.Stream.of(classPath.split(sep))
+                .filter(e -> Path.of(e).getFileName().toString().startsWith("netty-codec-classes-quic-")).findFirst()
+                .orElseThrow(() -> new AssertionError("no netty-codec-classes-quic jar in " + classPath));
+        Path dir = NettyApp.WORK.resolve("observe-only").toAbsolutePath();
+        java.nio.file.Files.createDirectories(dir);
+        Path copy = dir.resolve(Path.of(codecJar).getFileName());
+        int renamed = 0;
+        try (java.util.jar.JarFile jar = new java.util.jar.JarFile(codecJar);
+             java.util.jar.JarOutputStream os = new java.util.jar.JarOutputStream(java.nio.file.Files.newOutputStream(copy))) {
+            for (java.util.Enumeration<java.util.jar.JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
+                java.util.jar.JarEntry entry = e.nextElement();
+                byte[] bytes;
+                try (java.io.InputStream is = jar.getInputStream(entry)) {
+                    bytes = is.readAllBytes();
+                }
+                if (entry.getName().equals(CODEC + ".class")) {
+                    net.bytebuddy.jar.asm.ClassReader reader = new net.bytebuddy.jar.asm.ClassReader(bytes);
+                    net.bytebuddy.jar.asm.ClassWriter writer = new net.bytebuddy.jar.asm.ClassWriter(0);
+                    reader.accept(new net.bytebuddy.jar.asm.commons.ClassRemapper(writer,
+                            new net.bytebuddy.jar.asm.commons.Remapper() {
+                                @Override
+                                public String mapMethodName(String owner, String name, String descriptor) {
+                                    return owner.equals(CODEC) && name.equals("handleServer") ? "handleServerRenamed" : name;
+                                }
+                            }), 0);
+                    bytes = writer.toByteArray();
+                    renamed++;
+                }
+                os.putNextEntry(new java.util.jar.JarEntry(entry.getName()));
+                os.write(bytes);
+                os.closeEntry();
+            }
+        }
+        assertEquals(1, renamed, CODEC + " rewritten");
+        return java.util.stream.Stream.of(classPath.split(sep)).map(e -> e.equals(codecJar) ? copy.toString() : e)
+                .collect(Collectors.joining(sep));
+    }
+
+    /**
+     * The run's one spin: the download intact, one loop-level episode in the recording within 5 s of the spin's
+     * start, naming the loop's thread and the handler's method, blaming no connection, listing as starved exactly
+     * the server connections the application saw on that loop, ended by progress within 3 s of the loop's return.
+     */
+    private static void assertLoopSpinFlagged(NettyApp.Run run, Path rec) throws Exception {
         assertEquals(0, run.exit, run.tail());
         assertTrue(run.out.contains("DONE ok=true"), "the download arrived intact: " + run.tail());
 
