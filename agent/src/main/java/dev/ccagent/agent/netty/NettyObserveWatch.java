@@ -185,12 +185,16 @@ public final class NettyObserveWatch {
             this.channel = new WeakReference<>(channel);
         }
 
-        /** On the channel's event loop: at once, then every {@link #TICK_NANOS} while the channel is open. */
+        /**
+         * On the channel's event loop: at once, then every {@link #TICK_NANOS} while the channel is open and the
+         * agent attached.
+         */
         @Override
         public void run() {
             try {
                 Object ch = channel.get();
-                Handles h = ch != null && !done ? handles(ch.getClass()) : null;
+                AgentConfig config = AgentRuntime.config(); // null once detached: nothing of the watch stays
+                Handles h = ch != null && !done && config != null && config.detect() ? handles(ch.getClass()) : null;
                 if (h == null || !(boolean) h.isOpen.invokeExact(ch)) {
                     dueNanos = 0;
                     done = true;
