@@ -5,10 +5,7 @@ import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.matcher.ElementMatcher;
 
-import java.util.List;
-
 import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 /**
@@ -36,11 +33,7 @@ public final class KwikObserveSenderLoop {
     static AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
         return builder
                 .type(KwikModule.typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
-                .transform(KwikModule.agentAdvice()
-                        .advice(named("doLoopIteration").and(takesArguments(0)), LoopAdvice.class.getName())
-                        .advice(named("send").and(takesArguments(1)).and(takesArgument(0, List.class)),
-                                SendAdvice.class.getName())
-                        .advice(named("packetProcessed").and(takesArguments(1)), ReceivedAdvice.class.getName())
+                .transform(KwikTelemetry.senderLoopAdvice(LoopAdvice.class, SendAdvice.class, ReceivedAdvice.class)
                         .advice(named("stop").and(takesArguments(0)), StopAdvice.class.getName()));
     }
 

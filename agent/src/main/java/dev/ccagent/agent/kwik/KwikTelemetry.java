@@ -37,11 +37,18 @@ public final class KwikTelemetry {
     static AgentBuilder extend(AgentBuilder builder, ElementMatcher<ClassLoader> loaderCheck) {
         return builder
                 .type(KwikModule.typeThenLoader(named(KwikReflection.SENDER_IMPL), loaderCheck))
-                .transform(KwikModule.agentAdvice()
-                        .advice(named("doLoopIteration").and(takesArguments(0)), LoopAdvice.class.getName())
-                        .advice(named("send").and(takesArguments(1)).and(takesArgument(0, List.class)),
-                                SendAdvice.class.getName())
-                        .advice(named("packetProcessed").and(takesArguments(1)), ReceivedAdvice.class.getName()));
+                .transform(senderLoopAdvice(LoopAdvice.class, SendAdvice.class, ReceivedAdvice.class));
+    }
+
+    /**
+     * The advice on {@code SenderImpl}'s send loop (an iteration, a datagram handed to the socket, a received
+     * packet), as this class and kwik observe-only ({@link KwikObserveSenderLoop}) place their own.
+     */
+    static AgentBuilder.Transformer.ForAdvice senderLoopAdvice(Class<?> loop, Class<?> send, Class<?> received) {
+        return KwikModule.agentAdvice()
+                .advice(named("doLoopIteration").and(takesArguments(0)), loop.getName())
+                .advice(named("send").and(takesArguments(1)).and(takesArgument(0, List.class)), send.getName())
+                .advice(named("packetProcessed").and(takesArguments(1)), received.getName());
     }
 
     // ---------------------------------------------------------------- advice (inlined into SenderImpl)
