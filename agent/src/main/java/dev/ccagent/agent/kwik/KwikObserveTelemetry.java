@@ -218,10 +218,7 @@ public final class KwikObserveTelemetry {
         Observed o = onSenderThread();
         if (o != null) {
             try {
-                SendTelemetry t = o.telemetry;
-                t.wakeups++;
-                t.emptyWakeups++;
-                t.loopExits++;
+                o.telemetry.loopExit(o.telemetry.loopEnter()); // a turn entered and left with no datagram: empty
             } catch (Throwable t) {
                 failed(o, t);
             }
