@@ -1,24 +1,16 @@
 package dev.ccagent.it.kwik;
 
 import dev.ccagent.it.ForkedJvm;
-import net.bytebuddy.jar.asm.ClassReader;
-import net.bytebuddy.jar.asm.ClassWriter;
-import net.bytebuddy.jar.asm.commons.ClassRemapper;
+import dev.ccagent.it.RenamedMember;
 import net.bytebuddy.jar.asm.commons.SimpleRemapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.File;
-import java.io.InputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Enumeration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.jar.JarEntry;
-import java.util.jar.JarFile;
-import java.util.jar.JarOutputStream;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -45,7 +37,8 @@ class KwikMissingMemberTest {
                 .filter(e -> Path.of(e).getFileName().toString().matches("kwik-\\d.*\\.jar")).findFirst()
                 .orElseThrow(() -> new AssertionError("no kwik jar in " + cp));
         Path rewritten = dir.resolve("kwik-0.10.9.jar"); // the same name: the version shows in the verdict
-        int renamed = rewrite(Path.of(kwikJar), rewritten);
+        int renamed = RenamedMember.copy(Path.of(kwikJar), rewritten, SENDER,
+                new SimpleRemapper(Map.of(SENDER + ".recoveryManager", "recoveryManagerRenamed")));
         assertEquals(1, renamed, "SenderImpl rewritten");
         String newCp = Stream.of(cp.split(File.pathSeparator)).map(e -> e.equals(kwikJar) ? rewritten.toString() : e)
                 .collect(Collectors.joining(File.pathSeparator));
@@ -84,36 +77,5 @@ class KwikMissingMemberTest {
             assertTrue(KwikIt.connectionLines(err).isEmpty(), "no connection got our controller:\n" + err);
             System.out.println("[it] missing member: swap skipped, observe-only, stock transfer intact, 0 stall retries");
         }
-    }
-
-    /** Copies {@code in} to {@code out}, renaming SenderImpl's field recoveryManager; returns classes rewritten. */
-    static int rewrite(Path in, Path out) throws Exception {
-        int n = 0;
-        try (JarFile jar = new JarFile(in.toFile());
-             JarOutputStream os = new JarOutputStream(Files.newOutputStream(out))) {
-            for (Enumeration<JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
-                JarEntry entry = e.nextElement();
-                if (entry.getName().startsWith("META-INF/") && (entry.getName().endsWith(".SF")
-                        || entry.getName().endsWith(".RSA") || entry.getName().endsWith(".EC"))) {
-                    continue;
-                }
-                byte[] bytes;
-                try (InputStream is = jar.getInputStream(entry)) {
-                    bytes = is.readAllBytes();
-                }
-                if (entry.getName().equals(SENDER + ".class")) {
-                    ClassReader reader = new ClassReader(bytes);
-                    ClassWriter writer = new ClassWriter(0);
-                    reader.accept(new ClassRemapper(writer,
-                            new SimpleRemapper(Map.of(SENDER + ".recoveryManager", "recoveryManagerRenamed"))), 0);
-                    bytes = writer.toByteArray();
-                    n++;
-                }
-                os.putNextEntry(new JarEntry(entry.getName()));
-                os.write(bytes);
-                os.closeEntry();
-            }
-        }
-        return n;
     }
 }

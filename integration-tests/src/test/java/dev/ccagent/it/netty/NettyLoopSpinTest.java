@@ -108,33 +108,13 @@ class NettyLoopSpinTest {
         Path dir = NettyApp.WORK.resolve("observe-only").toAbsolutePath();
         java.nio.file.Files.createDirectories(dir);
         Path copy = dir.resolve(Path.of(codecJar).getFileName());
-        int renamed = 0;
-        try (java.util.jar.JarFile jar = new java.util.jar.JarFile(codecJar);
-             java.util.jar.JarOutputStream os = new java.util.jar.JarOutputStream(java.nio.file.Files.newOutputStream(copy))) {
-            for (java.util.Enumeration<java.util.jar.JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
-                java.util.jar.JarEntry entry = e.nextElement();
-                byte[] bytes;
-                try (java.io.InputStream is = jar.getInputStream(entry)) {
-                    bytes = is.readAllBytes();
-                }
-                if (entry.getName().equals(CODEC + ".class")) {
-                    net.bytebuddy.jar.asm.ClassReader reader = new net.bytebuddy.jar.asm.ClassReader(bytes);
-                    net.bytebuddy.jar.asm.ClassWriter writer = new net.bytebuddy.jar.asm.ClassWriter(0);
-                    reader.accept(new net.bytebuddy.jar.asm.commons.ClassRemapper(writer,
-                            new net.bytebuddy.jar.asm.commons.Remapper() {
-                                @Override
-                                public String mapMethodName(String owner, String name, String descriptor) {
-                                    return owner.equals(CODEC) && name.equals("handleServer") ? "handleServerRenamed" : name;
-                                }
-                            }), 0);
-                    bytes = writer.toByteArray();
-                    renamed++;
-                }
-                os.putNextEntry(new java.util.jar.JarEntry(entry.getName()));
-                os.write(bytes);
-                os.closeEntry();
-            }
-        }
+        int renamed = dev.ccagent.it.RenamedMember.copy(Path.of(codecJar), copy, CODEC,
+                new net.bytebuddy.jar.asm.commons.Remapper() {
+                    @Override
+                    public String mapMethodName(String owner, String name, String descriptor) {
+                        return owner.equals(CODEC) && name.equals("handleServer") ? "handleServerRenamed" : name;
+                    }
+                });
         assertEquals(1, renamed, CODEC + " rewritten");
         return java.util.stream.Stream.of(classPath.split(sep)).map(e -> e.equals(codecJar) ? copy.toString() : e)
                 .collect(Collectors.joining(sep));
