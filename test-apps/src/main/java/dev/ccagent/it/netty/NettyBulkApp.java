@@ -20,6 +20,7 @@ import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.handler.codec.quic.InsecureQuicTokenHandler;
 import io.netty.handler.codec.quic.QuicChannel;
 import io.netty.handler.codec.quic.QuicClientCodecBuilder;
+import io.netty.handler.codec.quic.QuicConnectionStats;
 import io.netty.handler.codec.quic.QuicCongestionControlAlgorithm;
 import io.netty.handler.codec.quic.QuicServerCodecBuilder;
 import io.netty.handler.codec.quic.QuicSslContext;
@@ -64,7 +65,9 @@ import java.util.zip.CRC32;
  * {@code idle-connections=N} (N more client connections opened before the transfers and left idle until
  * they end), {@code loop-spin=AFTER_MS,FOR_MS} (AFTER_MS into the first transfer, a test-only handler spins
  * the server's event loop for FOR_MS in one call, see {@link LoopSpinner}), {@code seconds=N} (after the
- * {@code connections}, more transfers of {@code bytes} until N seconds have passed since the first began).
+ * {@code connections}, more transfers of {@code bytes} until N seconds have passed since the first began),
+ * {@code step-dir=DIR} (before transfer i, print {@code READY i} and wait for the file {@code DIR/go-i}: a
+ * benchmark reconfigures the running agent between transfers, by attaching anew, and then releases the next).
  * Prints {@code SERVED id=HEX thread=NAME} for each server connection (its own id, its event loop) and
  * {@code CLIENT id=HEX} for each client connection.
  * Prints one {@code RESULT} line per transfer, {@code WRITES} (datagram write spacing at the socket),
@@ -190,7 +193,13 @@ public final class NettyBulkApp {
             }
             long expected = expectedCrc(bytes);
             long until = System.nanoTime() + Long.parseLong(a.getOrDefault("seconds", "0")) * 1_000_000_000L;
+            Path stepDir = a.containsKey("step-dir") ? Path.of(a.get("step-dir")) : null;
             for (int i = 0; i < connections || System.nanoTime() - until < 0; i++) {
+                if (stepDir != null) {
+                    System.out.println("READY " + i);
+                    System.out.flush();
+                    awaitFile(stepDir.resolve("go-" + i));
+                }
                 ok &= transfer("RESULT", i, client, target, bytes, expected);
                 QuicheWindowProbe.stopAll(); // the download arrived: its server window is sampled to the end
             }
@@ -368,8 +377,11 @@ public final class NettyBulkApp {
             double secs = (System.nanoTime() - t0) / 1e9;
             boolean ok = r[0] == bytes && r[1] == expected;
             long cpuMs = (cpuNanos() - cpu0) / 1_000_000; // the whole process: server, client and emulator
-            System.out.printf(Locale.ROOT, "%s conn=%d bytes=%d crcOk=%b seconds=%.3f mbps=%.2f cpuMs=%d%n", label, i,
-                    r[0], r[1] == expected, secs, r[0] * 8 / secs / 1e6, cpuMs);
+            // the client's packet counts as quiche keeps them (its sent are the ACKs, its received the download)
+            QuicConnectionStats stats = qc.collectStats().get(10, TimeUnit.SECONDS);
+            System.out.printf(Locale.ROOT, "%s conn=%d bytes=%d crcOk=%b seconds=%.3f mbps=%.2f cpuMs=%d quicheSent=%d "
+                    + "quicheRecv=%d%n", label, i, r[0], r[1] == expected, secs, r[0] * 8 / secs / 1e6, cpuMs, stats.sent(),
+                    stats.recv());
             return ok;
         } finally {
             qc.close().sync();
