@@ -33,7 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The checks of issue 21 on one packaged HTTP/3 server jar (the Spring Boot jar, the shaded Vert.x jar),
+ * The checks of issue 21 on one packaged HTTP/3 server jar (the Spring Boot jar, the shaded Vert.x and Micronaut jars),
  * all from outside the server: downloads through the link emulator (20 Mbit/s, 50 ms RTT, 2-BDP buffer,
  * 1% loss towards the client) by a client in its own JVM, checked by SHA-256.
  * <ul>
@@ -44,7 +44,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *       stock run; with {@code netty.pacing=on} the emulator's bottleneck queue p50 at most half
  *       of unpaced; a close {@code ConnectionSummary} per server connection (the JDK's parser) whose bytes
  *       agree with the client's; each server connection's {@code CongestionState} samples through its life
- *       ({@link #MAX_SAMPLE_GAP_MS}), a download's counting its losses; the Prometheus JMX exporter's per-arm
+ *       ({@link #MAX_SAMPLE_GAP_MS}), a download's counting its losses; spin monitoring's send-path windows
+ *       ({@code SendPathAllocation}) of the event loop, charged per loop; the Prometheus JMX exporter's per-arm
  *       series equal to the recording's;
  *       {@code status}: 0 fallbacks.</li>
  * </ul>
@@ -230,8 +231,17 @@ final class PackagedHttp3Jar {
         Map<String, RecordedEvent> closed = new HashMap<>();
         List<String> twice = new ArrayList<>();
         Map<String, List<RecordedEvent>> states = new HashMap<>();
+        List<RecordedEvent> loopAllocation = new ArrayList<>();
+        int spins = 0;
         for (RecordedEvent e : RecordingFile.readAllEvents(rec)) {
             String type = e.getEventType().getName();
+            if (type.equals(EventNames.SEND_PATH_ALLOCATION) && "netty".equals(e.getString(EventFields.LIBRARY))) {
+                loopAllocation.add(e);
+                continue;
+            }
+            if (type.equals(EventNames.CPU_SPIN) || type.equals(EventNames.SEND_LOOP_SPIN)) {
+                spins++;
+            }
             if (type.equals(EventNames.CONGESTION_STATE) && "netty".equals(e.getString(EventFields.LIBRARY))) {
                 states.computeIfAbsent(e.getString(EventFields.CONNECTION_ID), k -> new ArrayList<>()).add(e);
                 continue;
@@ -289,6 +299,18 @@ final class PackagedHttp3Jar {
                     close != null ? close.getLong(EventFields.PACKETS_LOST) : -1));
         }
         boolean sampledOk = sampledThroughout;
+        // spin monitoring's send-path windows: the detector's hooks on Netty's event loop ran in this jar, each
+        // window charged to its loop (no connection id), one of them over the downloads' datagrams
+        String allocation = loopAllocation.stream().map(e -> String.format(Locale.ROOT, "%s %s: %d datagrams, %d loop connections, connection '%s'",
+                e.getString(EventFields.PATH), e.getString(EventFields.THREAD_NAME), e.getLong(EventFields.PACKETS),
+                e.getInt(EventFields.LOOP_CONNECTION_COUNT), e.getString(EventFields.CONNECTION_ID))).reduce("", (a, b) -> a + "\n  " + b);
+        System.out.println("[it] " + name + ": " + loopAllocation.size() + " SendPathAllocation windows, " + spins
+                + " CpuSpin/SendLoopSpin events" + allocation);
+        checks.add(() -> assertTrue(!loopAllocation.isEmpty() && loopAllocation.stream().allMatch(e -> "event loop".equals(e.getString(EventFields.PATH))
+                        && e.getString(EventFields.CONNECTION_ID).isEmpty() && e.getInt(EventFields.LOOP_CONNECTION_COUNT) >= 1)
+                        && loopAllocation.stream().anyMatch(e -> e.getLong(EventFields.PACKETS) > 100),
+                "SendPathAllocation windows of the event loop, per loop, one over 100 datagrams:" + allocation
+                        + "\nthe agent said:" + agentSaid));
         checks.add(() -> assertTrue(sampledOk, "CongestionState every netty.stats.period through each server connection's"
                 + " life (no gap over " + MAX_SAMPLE_GAP_MS + " ms) and losses in each download's: " + sampling));
         // Prometheus: the exporter's netty series count the recording's server connections (AlgorithmAssigned,

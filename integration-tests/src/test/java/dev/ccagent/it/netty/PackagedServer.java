@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * One packaged HTTP/3 server jar ({@code java -jar}: the Spring Boot jar, the shaded Vert.x jar) in a
+ * One packaged HTTP/3 server jar ({@code java -jar}: the Spring Boot jar, the shaded Vert.x and Micronaut jars) in a
  * forked JVM, bare or with the agent at start (and the Prometheus JMX exporter as a second
  * {@code -javaagent}); its port from its {@code LISTENING port=} line. {@link #stop} closes its standard
  * input, on which the applications shut down cleanly (so a recording is complete); {@link #close} ends
