@@ -151,9 +151,9 @@ public final class ReactorHttp1AndHttp3LoadApp {
         Map<String, String> a = FrameworkApp.arguments(args);
         long seconds = Long.parseLong(a.getOrDefault("seconds", "60"));
         int loopCount = Integer.parseInt(a.getOrDefault("loops", "1"));
-        int h1Clients = Integer.parseInt(a.getOrDefault("h1-clients", "2"));
+        int h1Clients = Integer.parseInt(a.getOrDefault("h1-clients", "1"));
         int h1Bytes = Integer.parseInt(a.getOrDefault("h1-bytes", "8192"));
-        int h1Depth = Integer.parseInt(a.getOrDefault("h1-depth", "4"));
+        int h1Depth = Integer.parseInt(a.getOrDefault("h1-depth", "8"));
         int h3Clients = Integer.parseInt(a.getOrDefault("h3-clients", "2"));
         long h3Bytes = Long.parseLong(a.getOrDefault("h3-bytes", "1048576"));
         long h3LightBytes = Long.parseLong(a.getOrDefault("h3-light-bytes", "1024"));
