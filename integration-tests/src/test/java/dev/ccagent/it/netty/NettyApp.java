@@ -188,8 +188,10 @@ final class NettyApp {
                 simpleName + ".java");
         Path out = WORK.resolve("framework-" + simpleName).toAbsolutePath();
         Files.createDirectories(out);
+        // the other framework sources on the source path: an application may use another's helpers (compiled with it)
         int rc = ToolProvider.getSystemJavaCompiler().run(null, null, null, "-nowarn", "-d", out.toString(), "-cp",
-                testAppsClassPath() + File.pathSeparator + classPath, src.toString());
+                testAppsClassPath() + File.pathSeparator + classPath, "-sourcepath",
+                System.getProperty("it.frameworks.sources"), src.toString());
         if (rc != 0) {
             throw new IllegalStateException("compiling " + src + " failed");
         }

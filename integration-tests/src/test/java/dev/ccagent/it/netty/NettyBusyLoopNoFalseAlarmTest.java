@@ -8,9 +8,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.File;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,9 +23,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Acceptance("no spin alarm over 60 s of a loop busy with TCP beside 100 idle QUIC connections")
 class NettyBusyLoopNoFalseAlarmTest {
 
-    private static final Pattern CHECK = Pattern.compile("(\\d+) of (\\d+) stack samples in its poll at (\\d+)% of a core "
-            + "while sampled: (-?[0-9.]+) of a core inside the poll");
-
     @ParameterizedTest
     @ValueSource(strings = {"nio", "epoll"})
     void aLoopBusyWithTcpBesideOneHundredIdleQuicConnectionsIsNoSpin(String transport) throws Exception {
@@ -43,21 +37,12 @@ class NettyBusyLoopNoFalseAlarmTest {
         long wallMs = run.number("CPU loopCpuMs", "wallMs");
         // the monitor judges a loop only at half a core or more: below that this run would prove nothing
         assertTrue(loopCpuMs >= wallMs / 2, "the loop was busy: " + loopCpuMs + " ms of CPU in " + wallMs);
-        List<String> checks = run.lines("stack samples in its poll");
-        int maxInPoll = 0;
-        double maxCore = -1;
-        for (String l : checks) {
-            Matcher m = CHECK.matcher(l);
-            if (m.find()) {
-                maxInPoll = Math.max(maxInPoll, Integer.parseInt(m.group(1)));
-                maxCore = Math.max(maxCore, Double.parseDouble(m.group(4)));
-            }
-        }
+        PollChecks checks = PollChecks.of(run.lines("stack samples in its poll"));
         System.out.printf("[it] %s: loop %d ms of CPU in %d ms, %s B echoed, %d poll checks, at most %d of 24 samples in "
                         + "the poll, at most %.2f of a core there by the estimate%n", transport, loopCpuMs, wallMs,
-                run.number("TCP echoedBytes", "echoedBytes"), checks.size(), maxInPoll, maxCore);
+                run.number("TCP echoedBytes", "echoedBytes"), checks.count(), checks.maxInPoll(), checks.maxCore());
         // the poll check ran all along (every 2 s window of the 60 s), so the rule was exercised
-        assertTrue(checks.size() >= 20, "poll checks: " + checks.size());
+        assertTrue(checks.count() >= 20, "poll checks: " + checks.count());
         long spins = RecordingFile.readAllEvents(rec).stream()
                 .filter(e -> e.getEventType().getName().equals(EventNames.CPU_SPIN)).count();
         assertEquals(0, spins, "no CpuSpin: " + run.lines("CPU spin on"));

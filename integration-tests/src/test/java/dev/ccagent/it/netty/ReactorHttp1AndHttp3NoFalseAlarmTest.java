@@ -59,8 +59,6 @@ class ReactorHttp1AndHttp3NoFalseAlarmTest {
             + " mixed=(\\d+) lightShare=([0-9.]+)-([0-9.]+)");
     private static final Pattern LOOP = Pattern.compile(
             "LOOP id=(\\d+) name=(\\S+) cpuMs=(\\d+) wallMs=(\\d+) h1Requests=(\\d+) h3Requests=(\\d+)");
-    private static final Pattern CHECK = Pattern.compile("(\\d+) of (\\d+) stack samples in its poll at (\\d+)% of a core "
-            + "while sampled: (-?[0-9.]+) of a core inside the poll");
 
     static String classPath() throws Exception {
         String jars = NettyApp.jars("netty.jars.latest") + File.pathSeparator + NettyApp.jars("reactor-netty.jars");
@@ -112,23 +110,14 @@ class ReactorHttp1AndHttp3NoFalseAlarmTest {
         // the monitor watched that loop (its QUIC connections' sender) and ran its poll check on it all along
         assertFalse(run.lines("CPU spin monitor: watching thread " + loopId + " (netty, shared by its connections)")
                 .isEmpty(), "the monitor watched the loop, thread id " + loopId);
-        List<String> checks = run.lines("CPU spin monitor: loop thread " + loopId + " ").stream()
-                .filter(l -> l.contains("stack samples in its poll")).collect(Collectors.toList());
-        int maxInPoll = 0;
-        double maxCore = -1;
-        for (String l : checks) {
-            Matcher m = CHECK.matcher(l);
-            if (m.find()) {
-                maxInPoll = Math.max(maxInPoll, Integer.parseInt(m.group(1)));
-                maxCore = Math.max(maxCore, Double.parseDouble(m.group(4)));
-            }
-        }
+        PollChecks checks = PollChecks.of(run.lines("CPU spin monitor: loop thread " + loopId + " ").stream()
+                .filter(l -> l.contains("stack samples in its poll")).collect(Collectors.toList()));
         System.out.printf(Locale.ROOT, "[it] reactor h1+h3: loop %s %d ms of CPU in %d ms (%d HTTP/1.1, %d HTTP/3 "
                         + "requests); %s; HTTP/1.1 %d B, HTTP/3 %d B (%d B heavy, %d light requests, %s QUIC connections); "
                         + "%d poll checks, at most %d of 24 samples in the poll, at most %.2f of a core there by the "
                         + "estimate%n", loop.group(2), loopCpuMs, wallMs, h1Requests, h3Requests, windowLines.get(0), h1Bytes, h3Bytes,
-                h3HeavyBytes, h3Light, run.number("H3 requests=", "connections"), checks.size(), maxInPoll, maxCore);
-        assertTrue(checks.size() >= MIN_POLL_CHECKS, "poll checks of the loop: " + checks.size());
+                h3HeavyBytes, h3Light, run.number("H3 requests=", "connections"), checks.count(), checks.maxInPoll(), checks.maxCore());
+        assertTrue(checks.count() >= MIN_POLL_CHECKS, "poll checks of the loop: " + checks.count());
 
         // no spin alarm of any kind in the recording, read with the JDK's parser
         List<RecordedEvent> events = RecordingFile.readAllEvents(rec);

@@ -318,23 +318,8 @@ public final class ReactorHttp1AndHttp3LoadApp {
                 req.withConnection(c -> QUIC_CONNECTIONS.add(c.channel().parent()));
             }
             long n = Long.parseLong(req.uri().substring(req.uri().indexOf("n=") + 2));
-            return res.header("content-length", Long.toString(n)).send(patternBytes(n)).then();
+            return res.header("content-length", Long.toString(n)).send(ReactorHttp3App.chunks(n)).then();
         };
-    }
-
-    /** {@code n} bytes of the download pattern (NettyBulkApp's) as a stream of buffers of at most 16 KiB. */
-    private static Flux<ByteBuf> patternBytes(long n) {
-        byte[] pattern = NettyBulkApp.pattern();
-        return Flux.generate(() -> 0L, (sent, sink) -> {
-            if (sent >= n) {
-                sink.complete();
-                return sent;
-            }
-            int from = (int) (sent % pattern.length);
-            int len = (int) Math.min(pattern.length - from, n - sent);
-            sink.next(Unpooled.wrappedBuffer(pattern, from, len));
-            return sent + len;
-        });
     }
 
     /**

@@ -117,7 +117,7 @@ public final class ReactorHttp3App {
     }
 
     /** The download's pattern bytes as a stream of 16 KiB buffers (the same bytes as NettyBulkApp's). */
-    private static Flux<ByteBuf> chunks(long n) {
+    static Flux<ByteBuf> chunks(long n) {
         byte[] pattern = NettyBulkApp.pattern();
         return Flux.generate(() -> 0L, (off, sink) -> {
             if (off >= n) {
