@@ -26,9 +26,6 @@ import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -161,13 +158,9 @@ public final class ReactorHttp1AndHttp3LoadApp {
         long lightNanos = TimeUnit.SECONDS.toNanos(Long.parseLong(a.getOrDefault("light-seconds", "10")));
         long lightPauseMs = Long.parseLong(a.getOrDefault("light-pause-ms", "1000"));
 
-        char[] pass = "changeit".toCharArray();
-        KeyStore ks = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(Path.of(a.get("keystore")))) {
-            ks.load(in, pass);
-        }
-        PrivateKey key = (PrivateKey) ks.getKey("localhost", pass);
-        X509Certificate cert = (X509Certificate) ks.getCertificate("localhost");
+        FrameworkApp.ServerKey serverKey = FrameworkApp.serverKey(a.get("keystore"));
+        PrivateKey key = serverKey.key();
+        X509Certificate cert = serverKey.certificate();
 
         LoopResources serverLoops = LoopResources.create(LOOP_PREFIX, loopCount, true);
         LoopResources clientLoops = LoopResources.create("h3-client", 1, true);

@@ -13,11 +13,9 @@ import reactor.netty.http.HttpProtocol;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.server.HttpServer;
 
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -50,13 +48,9 @@ public final class ReactorHttp3App {
         int connections = Integer.parseInt(a.getOrDefault("connections", "1"));
         long bytes = Long.parseLong(a.getOrDefault("bytes", "1048576"));
         long probe = Long.parseLong(a.getOrDefault("probe", "0"));
-        char[] pass = "changeit".toCharArray();
-        KeyStore ks = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(Path.of(a.get("keystore")))) {
-            ks.load(in, pass);
-        }
-        PrivateKey key = (PrivateKey) ks.getKey("localhost", pass);
-        X509Certificate cert = (X509Certificate) ks.getCertificate("localhost");
+        FrameworkApp.ServerKey serverKey = FrameworkApp.serverKey(a.get("keystore"));
+        PrivateKey key = serverKey.key();
+        X509Certificate cert = serverKey.certificate();
 
         NettyBulkApp.WriteRecorder recorder = new NettyBulkApp.WriteRecorder();
         boolean ok = true;

@@ -3,7 +3,13 @@ package dev.ccagent.it.netty;
 import dev.ccagent.it.emulator.LinkEmulator;
 import dev.ccagent.it.emulator.LinkProfile;
 
+import java.io.InputStream;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -11,13 +17,26 @@ import java.util.Map;
 /**
  * What the framework applications ({@code src/frameworks}: {@code ReactorHttp3App}, {@code VertxHttp3App})
  * share around their own server and client code: the {@code key=value} arguments, the link emulator in front
- * of the server ({@code link=RATE,DELAY_MS,BDP,LOSS}), and the lines they print ({@code RESULT},
+ * of the server ({@code link=RATE,DELAY_MS,BDP,LOSS}), the server's key from {@code keystore=}, and the lines they print ({@code RESULT},
  * {@code FAILED}, {@code EMULATOR}, {@code DONE}). Uses only the emulator and the JDK, so that it compiles
  * once here and serves both (each framework app is compiled by the tests against its own jars).
  */
 final class FrameworkApp {
 
     private FrameworkApp() {
+    }
+
+    /** The server's key and certificate: a PKCS12 key store's entry {@code localhost}, password {@code changeit}. */
+    record ServerKey(PrivateKey key, X509Certificate certificate) {
+    }
+
+    static ServerKey serverKey(String keystore) throws Exception {
+        char[] pass = "changeit".toCharArray();
+        KeyStore ks = KeyStore.getInstance("PKCS12");
+        try (InputStream in = Files.newInputStream(Path.of(keystore))) {
+            ks.load(in, pass);
+        }
+        return new ServerKey((PrivateKey) ks.getKey("localhost", pass), (X509Certificate) ks.getCertificate("localhost"));
     }
 
     /** The {@code key=value} arguments. */
