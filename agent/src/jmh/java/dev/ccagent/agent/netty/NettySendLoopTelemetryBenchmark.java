@@ -18,10 +18,12 @@ import org.openjdk.jmh.annotations.TearDown;
  * What spin detection adds on a Netty event loop, per call of the send-path hooks (issue 33 item 8): the
  * same hooks run with {@code detect=off} too, where each reads the configuration and returns; with
  * {@code detect=on} each also looks the connection up among the channel's attributes (Netty's own attribute
- * map on a real Netty channel, {@code EmbeddedChannel}, holding as many attributes as a served QUIC channel
- * does) and counts. The channel here holds no agent connection, so the lookup finds none and nothing is
- * counted: {@link #countersOfOneSend} times those counters, on a real {@link SendTelemetry}, separately.
- * A loopback transfer's cost is then calls per MB (quiche's packet counts) times the difference on − off.
+ * map on a real Netty channel, {@code EmbeddedChannel}, holding four other attributes: a served QUIC channel
+ * holds up to three of the agent's own and whatever its application sets, and the map finds a key by binary
+ * search, so their number weighs little) and counts. The channel here holds no agent connection, so the
+ * lookup finds none and nothing is counted: {@link #countersOfOneSend} times those counters, on a real
+ * {@link SendTelemetry}, separately. A loopback transfer's cost is then calls per MB (quiche's packet counts)
+ * times the difference on − off.
  */
 @State(Scope.Thread)
 public class NettySendLoopTelemetryBenchmark extends AgentBenchmark {
@@ -36,7 +38,7 @@ public class NettySendLoopTelemetryBenchmark extends AgentBenchmark {
     public void start() {
         AgentRuntime.setConfig(AgentArgs.parse("cc=cubic;detect=" + detect).config());
         channel = new EmbeddedChannel();
-        // a served channel carries a few attributes of its application and Netty's: the lookup is a search among them
+        // other attributes, as an application sets them: the lookup is a binary search among them all
         for (int i = 0; i < 4; i++) {
             channel.attr(AttributeKey.valueOf("bench.attribute." + i)).set(i);
         }
