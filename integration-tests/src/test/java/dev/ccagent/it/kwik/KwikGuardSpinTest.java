@@ -67,8 +67,14 @@ class KwikGuardSpinTest {
             + ".healthy-packets=" + HEALTHY_PACKETS + ";opt." + BusySpin.NAME + ".spin-packets=" + SPIN_PACKETS
             + ";fix.kwik-stream-stall=on";
 
-    /** The gate's part: the first attach's rollback on real spins, judged from its recording. */
+    /**
+     * The first attach's rollback on real spins, judged from its recording. An acceptance test since 2026-12-07 for
+     * the gate's time (57-74 s, most of it six canary connections of 4.5 s of CPU each): the gate keeps the guard's
+     * rollback on measured evidence ({@code KwikGuardTest.floodingCanaryIsRolledBack}) and the spin episodes the
+     * rollback reads here ({@code CpuSpinTest}, {@code JfrSpinDetectionTest}).
+     */
     @Test
+    @Acceptance("a real CPU spin rolls the canary back: the spinning canary connections the rollback needed")
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
     void aSpinningCanaryIsRolledBack() throws Exception {
         Path dir = KwikIt.workDir("guard-spin");
@@ -91,8 +97,7 @@ class KwikGuardSpinTest {
     /**
      * The first attach's rollback again, then a JMX detach and a fresh attach with the same settings: the arm takes
      * connections again and is rolled back on spins of its own. An acceptance test since 2026-12-07 for the gate's
-     * time (about 50 s of spinning connections); the gate keeps {@link #aSpinningCanaryIsRolledBack}, and
-     * {@code KwikDetachTest} the detach and re-attach.
+     * time (about 50 s of spinning connections); the gate keeps {@code KwikDetachTest}'s detach and re-attach.
      */
     @Test
     @Acceptance("a detach and a fresh attach re-enable a rolled-back arm with a fresh test: the spins the second rollback needed")

@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.it.AgentCli;
 import dev.ccagent.jfr.EventFields;
 import dev.ccagent.jfr.EventNames;
@@ -137,9 +138,12 @@ class KwikStreamStallTest {
      * a detach that took the fix out with the rest would leave kwik's race widened and about 4 of 4
      * stalling (the odds in the first test); the detach line and {@code status} name the class that keeps
      * it. Then {@code ccagent attach} with {@code fix.kwik-stream-stall=off} replaces the kept fix with
-     * none, and the race is back. Evidence from outside: the client's stalls.
+     * none, and the race is back. Evidence from outside: the client's stalls. An acceptance test since 2026-12-07
+     * for the gate's time (about 29 s): the gate keeps the fix and its off switch
+     * ({@link #unpatchedKwikStallsTheDefaultFixPreventsItAndOffRestoresKwik}) and the detach ({@code KwikDetachTest}).
      */
     @Test
+    @Acceptance("the widened race's stalls after a detach (0 of 4) and after an attach with the fix off")
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
     void detachKeepsTheFixAndAnAttachWithItOffTakesItOut() throws Exception {
         Path dir = KwikIt.workDir("stream-stall-detach");

@@ -1,5 +1,6 @@
 package dev.ccagent.it.kwik;
 
+import dev.ccagent.it.Acceptance;
 import dev.ccagent.it.ForkedJvm;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -105,6 +106,12 @@ class OtherAgentsTest {
         }
     }
 
+    /**
+     * Both agents at start, in either order: bbr1's goodput against the stock baseline above. An acceptance test
+     * since 2026-12-07 for the gate's time (about 30 s): the gate keeps OpenTelemetry at start with ours attached
+     * late ({@link #lateAttachNextToOpenTelemetry}) and the second ccagent jar.
+     */
+    @Acceptance("bbr1's goodput against stock with OpenTelemetry and ccagent both at start, in either order")
     @ParameterizedTest(name = "{0} first")
     @ValueSource(strings = {"opentelemetry", "ccagent"})
     @Timeout(value = 240, unit = TimeUnit.SECONDS)

@@ -131,8 +131,11 @@ class NettyFrameworksTest {
     /**
      * Vert.x 5: the server sets reno; stock connections keep it (recorded as the application's setting,
      * quiche halves), canary connections run cubic (quiche keeps 0.7). Pacing on (a no-op for window
-     * algorithms, whose send times are "now").
+     * algorithms, whose send times are "now"). An acceptance test since 2026-12-07 for the gate's time (29-39 s): the
+     * gate keeps a framework's canary ({@link #reactorNettyCanaryOverridesPerConnection}), Vert.x
+     * ({@link #vertxForcedBbr}) and the bulk app's split ({@code NettyQuicAgentTest.canarySplitFollowsTheSelector}).
      */
+    @Acceptance("Vert.x's reno against a 50% cubic canary: quiche's window per arm over 15 connections")
     @Test
     @Timeout(300)
     void vertxCanaryOverridesTheApplicationsReno() throws Exception {
