@@ -134,6 +134,7 @@ public final class Installer {
 
     /** A builder with the agent's strategies, ignores and listener. */
     private static AgentBuilder base(TransformLogger logger) {
+        skipNexus();
         return new AgentBuilder.Default()
                 .disableClassFormatChanges()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
@@ -142,6 +143,34 @@ public final class Installer {
                 .with(logger)
                 .ignore(nameStartsWith("dev.ccagent.").or(nameStartsWith("java.")).or(nameStartsWith("jdk."))
                         .or(nameStartsWith("sun.")).or(nameStartsWith("com.sun.")));
+    }
+
+    /**
+     * Keeps Byte Buddy from injecting its {@code Nexus} into the system class loader. Every
+     * {@code new AgentBuilder.Default()} first builds the default initialization strategy
+     * ({@code SelfInjection.Split}), whose {@code NexusAccessor} initializes once per JVM by defining
+     * {@code Nexus} through {@code ClassInjector.UsingReflection}, which in turn generates its own
+     * dispatcher classes with Byte Buddy: some 700 classes and a third of the agent's start-up CPU,
+     * before {@link #base}'s {@code disableClassFormatChanges()} replaces that strategy with one that never
+     * uses the Nexus (the agent's transformations are inlined {@code Advice} and member substitutions,
+     * which have no loaded-type initializers to hand over). Byte Buddy reads its documented switch,
+     * {@link net.bytebuddy.dynamic.Nexus#PROPERTY}, once, when {@code NexusAccessor} initializes: it is
+     * set around that initialization only (and the shade relocates the name with the package, so only
+     * the agent's copy of Byte Buddy reads it), then put back as it was.
+     */
+    static void skipNexus() {
+        String property = net.bytebuddy.dynamic.Nexus.PROPERTY;
+        String before = System.getProperty(property);
+        try {
+            System.setProperty(property, "true");
+            net.bytebuddy.dynamic.NexusAccessor.isAlive(); // initializes it (a no-op after the first time)
+        } finally {
+            if (before == null) {
+                System.clearProperty(property);
+            } else {
+                System.setProperty(property, before);
+            }
+        }
     }
 
     /**
