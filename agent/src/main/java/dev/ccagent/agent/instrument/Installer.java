@@ -183,14 +183,21 @@ public final class Installer {
     static void checkLoadersDefiningLibraries(Instrumentation inst, List<TargetModule> modules) {
         try {
             java.util.Map<TargetModule, java.util.Set<ClassLoader>> loaders = new java.util.LinkedHashMap<>();
+            // each module's prefix once (a module derives it from its requirements, which it builds anew
+            // on each call), not once per loaded class
+            String[] prefixes = new String[modules.size()];
+            for (int i = 0; i < prefixes.length; i++) {
+                prefixes[i] = modules.get(i).packagePrefix();
+            }
             for (Class<?> c : inst.getAllLoadedClasses()) {
                 ClassLoader l = c.getClassLoader();
                 if (l == null) {
                     continue;
                 }
                 String name = c.getName();
-                for (TargetModule m : modules) {
-                    if (name.startsWith(m.packagePrefix())) {
+                for (int i = 0; i < prefixes.length; i++) {
+                    TargetModule m = modules.get(i);
+                    if (name.startsWith(prefixes[i])) {
                         loaders.computeIfAbsent(m, k -> java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()))
                                 .add(l);
                     }
