@@ -150,11 +150,12 @@ public final class Installer {
      * {@code new AgentBuilder.Default()} first builds the default initialization strategy
      * ({@code SelfInjection.Split}), whose {@code NexusAccessor} initializes once per JVM by defining
      * {@code Nexus} through {@code ClassInjector.UsingReflection}, which in turn generates its own
-     * dispatcher classes with Byte Buddy (on a hello-world main with the agent: 194 of 2,811 classes loaded,
-     * and with the package-prefix change below 2.65 -> 2.06 s of CPU and 1.50 -> 1.15 s of wall time, medians
-     * of 7 interleaved runs, 2026-12-07), before {@link #base}'s {@code disableClassFormatChanges()}
-     * replaces that strategy with one that never uses the Nexus (the agent's transformations are inlined {@code Advice} and member substitutions,
-     * which have no loaded-type initializers to hand over). Byte Buddy reads its documented switch,
+     * dispatcher classes with Byte Buddy (194 of the 2,811 classes an idle JVM with the agent loaded; with
+     * {@link #checkLoadersDefiningLibraries}'s prefixes read once, its start-up went from 2.45 to 1.87 s of
+     * CPU: BENCHMARKS.md, "The agent's start-up"), before {@link #base}'s
+     * {@code disableClassFormatChanges()} replaces that strategy with one that never uses the Nexus (the
+     * agent's transformations are inlined {@code Advice} and member substitutions, which have no
+     * loaded-type initializers to hand over). Byte Buddy reads its documented switch,
      * {@link net.bytebuddy.dynamic.Nexus#PROPERTY}, once, when {@code NexusAccessor} initializes: it is
      * set around that initialization only (and the shade relocates the name with the package, so only
      * the agent's copy of Byte Buddy reads it), then put back as it was. Where a security manager forbids
