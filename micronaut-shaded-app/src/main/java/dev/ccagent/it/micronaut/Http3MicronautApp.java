@@ -1,5 +1,6 @@
 package dev.ccagent.it.micronaut;
 
+import dev.ccagent.it.netty.ShadedJarArgs;
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.runtime.Micronaut;
 import io.micronaut.runtime.server.EmbeddedServer;
@@ -22,20 +23,9 @@ public final class Http3MicronautApp {
     }
 
     public static void main(String[] args) throws Exception {
-        String keystore = null;
-        int port = 0;
-        for (String a : args) {
-            if (a.startsWith("keystore=")) {
-                keystore = a.substring("keystore=".length());
-            } else if (a.startsWith("port=")) {
-                port = Integer.parseInt(a.substring("port=".length()));
-            } else {
-                throw new IllegalArgumentException("unknown argument " + a + " (keystore=PKCS12 [port=P])");
-            }
-        }
-        if (keystore == null) {
-            throw new IllegalArgumentException("keystore=PKCS12 is required");
-        }
+        ShadedJarArgs parsed = ShadedJarArgs.parse(args);
+        String keystore = parsed.keystore();
+        int port = parsed.port();
         ApplicationContext context = Micronaut.build(new String[0])
                 .mainClass(Http3MicronautApp.class)
                 .properties(settings(keystore, port))

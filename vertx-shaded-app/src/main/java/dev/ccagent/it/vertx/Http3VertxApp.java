@@ -1,6 +1,7 @@
 package dev.ccagent.it.vertx;
 
 import dev.ccagent.it.kwik.BulkData;
+import dev.ccagent.it.netty.ShadedJarArgs;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -32,20 +33,9 @@ public final class Http3VertxApp {
     }
 
     public static void main(String[] args) throws Exception {
-        String keystore = null;
-        int port = 0;
-        for (String a : args) {
-            if (a.startsWith("keystore=")) {
-                keystore = a.substring("keystore=".length());
-            } else if (a.startsWith("port=")) {
-                port = Integer.parseInt(a.substring("port=".length()));
-            } else {
-                throw new IllegalArgumentException("unknown argument " + a + " (keystore=PKCS12 [port=P])");
-            }
-        }
-        if (keystore == null) {
-            throw new IllegalArgumentException("keystore=PKCS12 is required");
-        }
+        ShadedJarArgs parsed = ShadedJarArgs.parse(args);
+        String keystore = parsed.keystore();
+        int port = parsed.port();
         Vertx vertx = Vertx.vertx(new VertxOptions());
         HttpServerConfig config = new HttpServerConfig().setVersions(HttpVersion.HTTP_3)
                 .setQuicHost("127.0.0.1").setQuicPort(port);
