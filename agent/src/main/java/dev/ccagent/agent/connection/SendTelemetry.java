@@ -49,6 +49,8 @@ public final class SendTelemetry {
     public volatile long senderThreadId;
     /** The sender thread (null until its first iteration). */
     public volatile Thread senderThread;
+    /** The sender thread's id in the kernel (-1 before its first iteration, or when the kernel does not say). */
+    public volatile int senderKernelThreadId = -1;
     /** {@link System#nanoTime()} of the sender's first iteration (0 before): the first detector window starts here. */
     public volatile long senderStartNanos;
     /** The connection's arm aggregates once known (spin alarms are counted there; see the guard). */
@@ -212,6 +214,7 @@ public final class SendTelemetry {
     public long loopEnter() {
         if (senderThreadId == 0) {
             senderThread = Thread.currentThread();
+            senderKernelThreadId = dev.ccagent.agent.os.KernelThreads.currentId(); // read once per thread
             senderThreadId = senderThread.getId();
             senderStartNanos = System.nanoTime();
         }

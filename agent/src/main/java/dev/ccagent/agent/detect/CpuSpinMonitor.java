@@ -1,6 +1,7 @@
 package dev.ccagent.agent.detect;
 
 import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.os.KernelThreads;
 import dev.ccagent.agent.runtime.AgentRuntime;
 import dev.ccagent.jfr.CpuSpin;
 
@@ -38,8 +39,8 @@ import java.util.function.Supplier;
  * late or more (the loop is blocked in one call, not merely busy), to the loop itself, naming every
  * connection on it as starved and blaming none of them; else to the one with most send-loop wake-ups
  * (at least half of them, and {@value #LOOPS_PER_CPU_SECOND} per CPU second); else, when most stack samples
- * find the loop inside its poll ({@link Reading#pollMethods}) in two checks in a row, to the loop itself (it
- * spins through its poll);
+ * that find the loop awake (not asleep around them, by the kernel's count where it keeps one) find it inside its
+ * poll ({@link Reading#pollMethods}) in two checks in a row, to the loop itself (it spins through its poll);
  * else to none (and no alarm: CPU not attributable to QUIC, and the loop still serves its connections).
  *
  * <p>Per episode: one WARN line and one status alarm at the start (with the thread's top frames from
@@ -77,25 +78,30 @@ public final class CpuSpinMonitor {
     static final int POLL_SAMPLES = 24;
     static final long POLL_SAMPLE_SPACING_MILLIS = 5;
     /**
-     * A poll spin burns at least this much of a core inside the poll: estimated as the share of samples in the poll
-     * less the time the thread was parked there (one less its CPU share while sampled), since a sample cannot tell
-     * a thread parked in {@code epoll_wait} from one returning from it at once; in {@value #POLL_CHECKS} checks in a
-     * row, {@value #POLL_RECHECK_SAMPLES} periods apart (an epoll loop busy with small work items spends a real
-     * share of its core in {@code epoll_wait}: up to 0.37 in one check of 60, averaging -0.05, sd 0.18).
+     * A poll spin keeps its loop inside its poll without sleeping there: of the stack samples that find the loop
+     * awake through them (running or waiting for a CPU, not asleep, over {@value #ON_CPU_WINDOW_NANOS} ns just before
+     * the sample and just after), at least this share find it inside its poll, in {@value #POLL_CHECKS} checks in a
+     * row, {@value #POLL_RECHECK_SAMPLES} periods apart. Where the kernel says (Linux: {@link KernelThreads}), awake
+     * is its state R at the window's start and no voluntary context switch in it, however little CPU a loaded host
+     * gives the loop. A stack sample alone cannot tell a loop parked in {@code epoll_wait} from one returning from it
+     * at once, and on a loaded host the sampler tends to get a CPU just as the loop parks. Measured (2026-12-07,
+     * docs/cpu-spin.md): CVE-2026-42577's spin 0.74-0.95 of its awake samples in the poll on a quiet machine (70 of
+     * 83 pooled), 0.73-1.0 (111 of 132) at 0.56-0.59 of a core beside two busy processes; the busy epoll and NIO
+     * loops of the no-false-alarm test at most 0.33 in 47 judged checks; Reactor Netty's HTTP/1.1 loop on a loaded
+     * host, whose samples sat in its poll up to 23 of 24 times, at most 0.13 (asleep there at the others).
      */
-    static final double POLL_SPIN_CORE = 0.6;
+    static final double POLL_SPIN_OF_AWAKE = 0.6;
     /**
-     * Or, where the loop got less than a core (a loaded host: it waited for a CPU, which the estimate counts as
-     * parked), at least this share of the CPU it did get, and at least {@value #POLL_SPIN_MIN_CORE} of a core. The
-     * estimate is a lower bound of the CPU burned in the poll whatever the contention (time waiting for a CPU is
-     * subtracted as if parked), so dividing by the CPU the thread got cannot be inflated by it. Measured
-     * (2026-12-07): CVE-2026-42577's spin at load average 4.5-5 on 2 cores, 0.76-0.95 of its CPU in 8 checks (one
-     * at 0.65 of a core, below the absolute bound; a run at 0.76 of a core overall was missed before this rule);
-     * the busy epoll and NIO loops of the no-false-alarm test at most 0.49 in 120 checks on a quiet machine
-     * (averaging -0.07 to -0.18, sd 0.15-0.24) and at most 0.09 in 59 at load average 4.5-5.
+     * Where the kernel does not say, a sample finds the loop awake when it ran at least {@value #ON_CPU_SHARE} of each
+     * window (on a CPU), and this share of those must be in the poll (the busy NIO loop reached 0.56-0.63 in single
+     * checks by that measure on Linux, the spin 0.83 on a quiet machine; not measured off Linux).
      */
-    static final double POLL_SPIN_OF_ITS_CPU = 0.7;
-    static final double POLL_SPIN_MIN_CORE = 0.3;
+    static final double POLL_SPIN_OF_ON_CPU = 0.7;
+    /** Fewer samples awake than this (a third of them) is too little to judge. */
+    static final int POLL_MIN_AWAKE = 8;
+    static final long ON_CPU_WINDOW_NANOS = 1_000_000;
+    /** Without the kernel's word, a thread is awake through a sample when it ran at least this share of each window. */
+    static final double ON_CPU_SHARE = 0.8;
     static final int POLL_CHECKS = 2;
     static final int POLL_RECHECK_SAMPLES = 4;
     /** {@code loopSpin} of a loop blocked in one call, and of one that spins through its poll. */
@@ -118,6 +124,8 @@ public final class CpuSpinMonitor {
         public long threadId;
         /** The same thread, when the source has it (its state is read without a VM operation). */
         public Thread thread;
+        /** The same thread's id in the kernel ({@link KernelThreads#currentId()}, read on it), -1 when not known. */
+        public int kernelThreadId = -1;
         /** True when the thread serves other connections too (Netty's event loop). */
         public boolean sharedThread;
         public long appBytes = -1;
@@ -221,11 +229,8 @@ public final class CpuSpinMonitor {
         String loopSpin = "";
         /** The longest wait of its connections' tasks seen in a loop-level episode so far (ns). */
         long maxTaskDelay;
-        /** A polling episode: samples in the poll, of how many. */
-        int inPoll;
-        int pollSamples;
-        /** A polling episode: the estimated share of a core burned inside the poll while sampled. */
-        double pollCore;
+        /** A polling episode: what the poll check that established it found ("19 of the 21 stack samples ..."). */
+        String pollFinding = "";
         /** A loop-level episode: the ids of the QUIC connections on the loop (listed) and their number; "" and 0 otherwise. */
         String loopConnections = "";
         int loopConnectionCount;
@@ -248,6 +253,8 @@ public final class CpuSpinMonitor {
         final long[] runnable = new long[WINDOW_SAMPLES + 1];
         long cumRunnable;
         Thread thread;
+        /** Its id in the kernel, -1 when no source read it (its poll checks then go by CPU time alone). */
+        int kernelId = -1;
         int count;
         int head = -1;
         long cumBytes;
@@ -299,6 +306,12 @@ public final class CpuSpinMonitor {
     private final Supplier<ProfilerCapture> capture;
     /** One stack sample of each thread, as frame lines ("" for a thread that ended), in one VM operation (tests script it). */
     java.util.function.Function<long[], String[]> sampler = this::stacks;
+    /** The short wait before and after each poll-check sample over which each loop stays awake or not (tests script it). */
+    Runnable onCpuWindow = () -> java.util.concurrent.locks.LockSupport.parkNanos(ON_CPU_WINDOW_NANOS);
+    /** A thread's sleeps so far by its kernel id ({@link KernelThreads#voluntarySwitches}; tests script it). */
+    java.util.function.IntToLongFunction voluntarySwitches = KernelThreads::voluntarySwitches;
+    /** A thread's state by its kernel id ({@link KernelThreads#state}; tests script it). */
+    java.util.function.IntUnaryOperator kernelState = KernelThreads::state;
     private final Map<Object, Conn> conns = new IdentityHashMap<>();
     private final Map<Long, Track> tracks = new HashMap<>();
     private long tick;
@@ -385,6 +398,9 @@ public final class CpuSpinMonitor {
             t.shared |= r.sharedThread;
             if (r.thread != null) {
                 t.thread = r.thread;
+            }
+            if (r.kernelThreadId >= 0) {
+                t.kernelId = r.kernelThreadId;
             }
             if (r.closed && !t.shared) {
                 t.closed = true;
@@ -539,7 +555,7 @@ public final class CpuSpinMonitor {
         boolean blocked = t.shared && t.taskDelay >= LOOP_BLOCKED_NANOS;
         Conn blamed = blame(t, blocked, cpuSeconds);
         if (blamed != null || blocked) {
-            start(t, blamed, blocked ? BLOCKED : "", null, 0, 0, now, from, cpu, cpuSeconds / wall);
+            start(t, blamed, blocked ? BLOCKED : "", null, "", now, from, cpu, cpuSeconds / wall);
         } else if (t.shared && t.pollMethods != null
                 && tick - t.pollCheckTick >= (t.pollHits > 0 ? POLL_RECHECK_SAMPLES : WINDOW_SAMPLES)) {
             // busy without QUIC progress, still running its tasks: in its handlers, or spinning through its poll?
@@ -578,43 +594,62 @@ public final class CpuSpinMonitor {
             cpuBefore[i] = cpuTime(ids[i]);
         }
         long wallBefore = System.nanoTime();
-        String[][] samples = samples(ids, POLL_SAMPLES, POLL_SAMPLE_SPACING_MILLIS);
+        int[] kernelIds = new int[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            kernelIds[i] = due.get(i).kernelId;
+        }
+        boolean[][] awake = new boolean[ids.length][POLL_SAMPLES];
+        String[][] samples = samples(ids, kernelIds, awake, POLL_SAMPLES, POLL_SAMPLE_SPACING_MILLIS);
         long wall = Math.max(1, System.nanoTime() - wallBefore);
         for (int i = 0; i < ids.length; i++) {
             Track t = due.get(i);
+            int n = samples[i].length;
             double sampledShare = Math.min(1, Math.max(0, (cpuTime(ids[i]) - cpuBefore[i]) / (double) wall));
             int inPoll = inPoll(samples[i], t.pollMethods);
-            double inPollCore = samples[i].length == 0 ? 0 : inPoll / (double) samples[i].length - (1 - sampledShare);
-            boolean spinning = samples[i].length >= POLL_SAMPLES / 2 && (inPollCore >= POLL_SPIN_CORE
-                    || inPollCore >= POLL_SPIN_MIN_CORE && inPollCore >= POLL_SPIN_OF_ITS_CPU * sampledShare);
+            int wake = 0;
+            int awakeInPoll = 0;
+            for (int k = 0; k < n; k++) {
+                if (awake[i][k]) {
+                    wake++;
+                    awakeInPoll += inPoll(samples[i][k], t.pollMethods) ? 1 : 0;
+                }
+            }
+            boolean spinning = wake >= POLL_MIN_AWAKE
+                    && awakeInPoll >= (kernelIds[i] >= 0 ? POLL_SPIN_OF_AWAKE : POLL_SPIN_OF_ON_CPU) * wake;
+            String finding = String.format(Locale.ROOT, "%d of the %d stack samples that found it %s were inside it, "
+                    + "%d of %d in all", awakeInPoll, wake, kernelIds[i] >= 0 ? "awake (not asleep just before or "
+                    + "after them by the kernel's count)" : "on a CPU", inPoll, n);
             t.pollHits = spinning ? t.pollHits + 1 : 0;
             if (t.pollHits >= POLL_CHECKS) {
                 t.pollHits = 0;
-                start(t, null, POLLING, samples[i], inPoll, inPollCore, now, t.pollFrom, t.pollCpu, t.pollShare);
+                start(t, null, POLLING, samples[i], finding, now, t.pollFrom, t.pollCpu, t.pollShare);
             } else if (AgentLog.enabled(AgentLog.Level.DEBUG)) {
                 AgentLog.debug(String.format(Locale.ROOT, "CPU spin monitor: loop thread %d at %.0f%% of a core without "
-                        + "QUIC progress, tasks on time; %d of %d stack samples in its poll at %.0f%% of a core while "
-                        + "sampled: %.2f of a core inside the poll (%.2f of its CPU), %s", t.threadId, 100 * t.pollShare,
-                        inPoll, samples[i].length, 100 * sampledShare, inPollCore,
-                        sampledShare > 0 ? inPollCore / sampledShare : 0,
+                        + "QUIC progress, tasks on time; poll check at %.0f%% of a core while sampled: %s; %s", t.threadId,
+                        100 * t.pollShare, 100 * sampledShare, finding,
                         spinning ? "spinning through it (check " + t.pollHits + " of " + POLL_CHECKS + ")" : "busy, no spin"));
             }
         }
+    }
+
+    /** Whether {@code frames}' top frame is in one of {@code pollMethods} (a "class.method" suffix). */
+    static boolean inPoll(String frames, java.util.List<String> pollMethods) {
+        String top = firstLine(frames);
+        int colon = top.lastIndexOf(':');
+        String method = colon < 0 ? top : top.substring(0, colon);
+        for (String poll : pollMethods) {
+            if (method.endsWith(poll) && (method.length() == poll.length() || method.charAt(method.length() - poll.length() - 1) == '.')) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** How many of {@code samples} have their top frame in one of {@code pollMethods} (a "class.method" suffix). */
     static int inPoll(String[] samples, java.util.List<String> pollMethods) {
         int n = 0;
         for (String frames : samples) {
-            String top = firstLine(frames);
-            int colon = top.lastIndexOf(':');
-            String method = colon < 0 ? top : top.substring(0, colon);
-            for (String poll : pollMethods) {
-                if (method.endsWith(poll) && (method.length() == poll.length() || method.charAt(method.length() - poll.length() - 1) == '.')) {
-                    n++;
-                    break;
-                }
-            }
+            n += inPoll(frames, pollMethods) ? 1 : 0;
         }
         return n;
     }
@@ -663,7 +698,7 @@ public final class CpuSpinMonitor {
      * blocked, every connection on it starved; or polling, from {@code samples} of which {@code inPoll} in the poll;
      * "" when a connection is blamed).
      */
-    private void start(Track t, Conn blamed, String loopSpin, String[] samples, int inPoll, double inPollCore, long now,
+    private void start(Track t, Conn blamed, String loopSpin, String[] samples, String pollFinding, long now,
                        int from, long cpu, double share) {
         Episode e = new Episode();
         e.startNanos = t.time[from];
@@ -678,9 +713,7 @@ public final class CpuSpinMonitor {
         } else {
             listLoopConnections(t, e);
             e.loopSpin = loopSpin;
-            e.inPoll = inPoll;
-            e.pollSamples = samples != null ? samples.length : 0;
-            e.pollCore = inPollCore;
+            e.pollFinding = pollFinding;
         }
         ThreadInfo info = stack(t.threadId);
         e.threadName = info != null ? info.getThreadName() : "";
@@ -710,10 +743,9 @@ public final class CpuSpinMonitor {
                 where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.figures.taskDelay / 1e9,
                 moved, e.loopConnections, firstFrames(e.topFrames, 3))
                 : String.format(Locale.ROOT, "CPU spin on %s: thread \"%s\" (id %d) burned %.0f%% of a core for %.1f s "
-                        + "returning from its poll without work (%d of %d stack samples inside it: about %.2f of a core burned "
-                        + "there), its QUIC connections' tasks %.3f s late, they moved %s; QUIC connections on the loop: %s; "
-                        + "top frames: %s",
-                where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.inPoll, e.pollSamples, e.pollCore,
+                        + "returning from its poll without work (%s), its QUIC connections' tasks %.3f s late, they moved %s; "
+                        + "QUIC connections on the loop: %s; top frames: %s",
+                where(e), e.threadName, t.threadId, 100 * share, (now - e.startNanos) / 1e9, e.pollFinding,
                 e.figures.taskDelay / 1e9, moved, e.loopConnections, firstFrames(e.topFrames, 3));
         AgentLog.warn(line + (e.flameGraph.isEmpty() ? "" : "; flame graph " + e.flameGraph));
         AgentRuntime.recordAlarm(line);
@@ -893,6 +925,18 @@ public final class CpuSpinMonitor {
      * (fewer for a thread that ends: its samples stop there).
      */
     String[][] samples(long[] threadIds, int count, long spacingMillis) {
+        return samples(threadIds, null, null, count, spacingMillis);
+    }
+
+    /**
+     * As {@link #samples(long[], int, long)}; with {@code awake}, each round watches each thread over an
+     * {@link #onCpuWindow} (about {@value #ON_CPU_WINDOW_NANOS} ns) just before its stack sample and one just after
+     * (outside the VM operation that takes it), and notes in {@code awake[thread][sample]} whether it stayed awake
+     * through both ({@link #awakeWindow}): not parking at the sample nor woken at it.
+     */
+    String[][] samples(long[] threadIds, int[] kernelIds, boolean[][] awake, int count, long spacingMillis) {
+        boolean[] before = awake != null ? new boolean[threadIds.length] : null;
+        boolean[] after = awake != null ? new boolean[threadIds.length] : null;
         String[][] samples = new String[threadIds.length][count];
         int[] n = new int[threadIds.length];
         boolean[] ended = new boolean[threadIds.length];
@@ -903,10 +947,19 @@ public final class CpuSpinMonitor {
                 Thread.currentThread().interrupt();
                 break;
             }
+            if (awake != null) {
+                awakeWindow(threadIds, kernelIds, before);
+            }
             String[] frames = sampler.apply(threadIds);
+            if (awake != null) {
+                awakeWindow(threadIds, kernelIds, after);
+            }
             for (int i = 0; i < threadIds.length; i++) {
                 ended[i] |= frames[i].isEmpty();
                 if (!ended[i]) {
+                    if (awake != null) {
+                        awake[i][n[i]] = before[i] && after[i];
+                    }
                     samples[i][n[i]++] = frames[i];
                 }
             }
@@ -917,6 +970,36 @@ public final class CpuSpinMonitor {
             }
         }
         return samples;
+    }
+
+    /**
+     * Whether each thread stayed awake over one {@link #onCpuWindow}, into {@code awake}: where the kernel says
+     * ({@code kernelIds}), it was running or waiting for a CPU at the window's start and did not go to sleep in it
+     * (its voluntary context switches did not move), however little CPU it got; elsewhere, it ran at least
+     * {@value #ON_CPU_SHARE} of the window.
+     */
+    private void awakeWindow(long[] threadIds, int[] kernelIds, boolean[] awake) {
+        long[] cpu = new long[threadIds.length];
+        long[] sleeps = new long[threadIds.length];
+        for (int i = 0; i < threadIds.length; i++) {
+            sleeps[i] = kernelIds[i] >= 0 ? voluntarySwitches.applyAsLong(kernelIds[i]) : -1;
+            if (sleeps[i] >= 0 && kernelState.applyAsInt(kernelIds[i]) != KernelThreads.RUNNING) {
+                sleeps[i] = -2; // asleep at the start
+            }
+            cpu[i] = cpuTime(threadIds[i]);
+        }
+        long w0 = System.nanoTime();
+        onCpuWindow.run();
+        long window = System.nanoTime() - w0;
+        for (int i = 0; i < threadIds.length; i++) {
+            long ran = cpuTime(threadIds[i]) - cpu[i];
+            if (sleeps[i] == -2) {
+                awake[i] = false;
+            } else {
+                long slept = sleeps[i] >= 0 ? voluntarySwitches.applyAsLong(kernelIds[i]) : -1;
+                awake[i] = sleeps[i] >= 0 && slept >= 0 ? slept == sleeps[i] : ran >= ON_CPU_SHARE * window;
+            }
+        }
     }
 
     /** One stack sample of each thread ("" for one that ended), in one {@link ThreadMXBean#getThreadInfo} call. */

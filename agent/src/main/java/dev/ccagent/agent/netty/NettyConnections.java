@@ -164,6 +164,7 @@ public final class NettyConnections {
             r.connectionId = t.connectionId();
             r.threadId = t.senderThreadId;
             r.thread = t.senderThread;
+            r.kernelThreadId = t.senderKernelThreadId;
             r.sharedThread = true;
             r.datagrams = t.datagramsSent + t.packetsReceived;
             r.loopsEntered = t.wakeups;

@@ -2,6 +2,7 @@ package dev.ccagent.agent.netty;
 
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.detect.CpuSpinMonitor;
+import dev.ccagent.agent.os.KernelThreads;
 import dev.ccagent.agent.log.AgentLog;
 import dev.ccagent.agent.runtime.AgentRuntime;
 
@@ -125,6 +126,7 @@ public final class NettyObserveWatch {
                 r.connectionId = w.id;
                 r.threadId = thread.getId();
                 r.thread = thread;
+                r.kernelThreadId = w.kernelThreadId;
                 r.sharedThread = true;
                 r.datagrams = w.packets;
                 long due = w.dueNanos;
@@ -172,6 +174,8 @@ public final class NettyObserveWatch {
     private static final class Watched implements Runnable {
         final WeakReference<Object> channel;
         volatile Thread thread;
+        /** The loop thread's id in the kernel, written before {@link #thread}; -1 when the kernel does not say. */
+        volatile int kernelThreadId = -1;
         /** When the task should run next (System.nanoTime); 0 when it is not scheduled. */
         volatile long dueNanos;
         /** quiche's packets sent plus received at the task's last run; -1 until the first. */
@@ -201,6 +205,7 @@ public final class NettyObserveWatch {
                     return;
                 }
                 if (thread == null) {
+                    kernelThreadId = KernelThreads.currentId(); // read once per thread
                     thread = Thread.currentThread();
                 }
                 // on the loop, collectStats completes at once (the connection can only be freed here)

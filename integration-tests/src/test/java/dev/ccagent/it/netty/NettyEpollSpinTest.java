@@ -36,7 +36,7 @@ class NettyEpollSpinTest {
 
     private static NettyApp.Run run(String name, NettyApp.Version v, Path rec) throws Exception {
         return NettyApp.runMain(name, "dev.ccagent.it.netty.NettyEpollHalfCloseApp",
-                NettyApp.testAppsClassPath() + File.pathSeparator + NettyApp.jars(v), "cc=cubic;jfr=" + rec, 120,
+                NettyApp.testAppsClassPath() + File.pathSeparator + NettyApp.jars(v), "cc=cubic;log=debug;jfr=" + rec, 120,
                 "keystore=" + NettyApp.keystore(), "hold-ms=6000", "bytes=2000000");
     }
 
@@ -87,7 +87,8 @@ class NettyEpollSpinTest {
         assertTrue(first.getString(EventFields.TOP_FRAMES).startsWith("io.netty.channel.epoll.Native.epollWait"),
                 "the method: " + first.getString(EventFields.TOP_FRAMES));
         long detectedMs = first.getEndTime().toEpochMilli() - trigger.toEpochMilli();
-        System.out.println("[it] netty 4.2.10: the epoll spin flagged " + detectedMs + " ms after the reset");
+        System.out.println("[it] netty 4.2.10: the epoll spin flagged " + detectedMs + " ms after the reset: "
+                + run.lines("returning from its poll without work"));
         // expected at 1-2.5 s: a 2 s window of the loop at half a core on average (a full core from its middle on) with
         // its QUIC connections idle, then 24 stack samples 5 ms apart
         assertTrue(detectedMs >= 0 && detectedMs <= 5_000, "flagged " + detectedMs + " ms after the reset");
