@@ -378,14 +378,22 @@ class CpuSpinMonitorTest {
      * for one), H in a handler on a CPU, h in a handler off a CPU.
      */
     void sampled(long thread, String pattern) {
-        int[] i = {0};
-        boolean[] afterSample = {false};
+        java.util.function.Supplier<Character> window = scriptSamples(thread, pattern);
         monitor.onCpuWindow = () -> { // before and after each sample: 2.5 ms each
-            if (Character.isUpperCase(pattern.charAt(Math.max(0, i[0] - (afterSample[0] ? 1 : 0)) % pattern.length()))) {
+            if (Character.isUpperCase(window.get())) {
                 cpu.merge(thread, 5 * MS / 2, Long::sum);
             }
-            afterSample[0] = false;
         };
+    }
+
+    /**
+     * Scripts the monitor's stack samples of {@code thread} after {@code pattern} (in its poll at p or P, else in a
+     * handler); the returned supplier gives the pattern's character of the window now running (the one just before
+     * a sample, or just after it).
+     */
+    java.util.function.Supplier<Character> scriptSamples(long thread, String pattern) {
+        int[] i = {0};
+        boolean[] afterSample = {false};
         monitor.sampler = ids -> {
             String[] frames = new String[ids.length];
             for (int k = 0; k < ids.length; k++) {
@@ -395,6 +403,11 @@ class CpuSpinMonitorTest {
             i[0]++;
             afterSample[0] = true;
             return frames;
+        };
+        return () -> {
+            char c = pattern.charAt(Math.max(0, i[0] - (afterSample[0] ? 1 : 0)) % pattern.length());
+            afterSample[0] = false;
+            return c;
         };
     }
 
@@ -473,32 +486,19 @@ class CpuSpinMonitorTest {
      */
     void sampledByTheKernel(List<CpuSpinMonitor.Reading> mine, long thread, String pattern, double cpuShare) {
         mine.forEach(r -> r.kernelThreadId = 4000 + (int) thread);
-        int[] i = {0};
         long[] sleeps = {0};
-        boolean[] afterSample = {false};
+        java.util.function.Supplier<Character> window = scriptSamples(thread, pattern);
         monitor.onCpuWindow = () -> {
-            char c = pattern.charAt(Math.max(0, i[0] - (afterSample[0] ? 1 : 0)) % pattern.length());
             cpu.merge(thread, (long) (cpuShare * 2.5 * MS), Long::sum);
-            if (Character.isLowerCase(c)) {
+            if (Character.isLowerCase(window.get())) {
                 sleeps[0]++; // it went to sleep in the window
             }
-            afterSample[0] = false;
         };
         monitor.kernelState = tid -> {
             assertEquals(4000 + (int) thread, tid, "the loop's kernel id, as its source read it");
             return 'R'; // at the window's start: the sleep (if any) comes in the window
         };
         monitor.voluntarySwitches = tid -> sleeps[0];
-        monitor.sampler = ids -> {
-            String[] frames = new String[ids.length];
-            for (int k = 0; k < ids.length; k++) {
-                frames[k] = ids[k] != thread ? "" : Character.toLowerCase(pattern.charAt(i[0] % pattern.length())) == 'p'
-                        ? POLL_FRAMES : HANDLER_FRAMES;
-            }
-            i[0]++;
-            afterSample[0] = true;
-            return frames;
-        };
     }
 
     @Test
