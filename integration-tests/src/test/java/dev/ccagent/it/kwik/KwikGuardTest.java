@@ -35,7 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * flood's connections lose far more, and the guard must roll the canary arm back once its sequential
  * test has the evidence (at least {@code guard.min-connections} pairs, within 40). Checked from outside the
  * guard: the recording (JDK parser) has one {@code CanaryRolledBack} naming the flood and the loss
- * metric; every connection assigned after it is on the default arm although the selector predicts the
+ * metric (or RTT p95, which the flood also worsens); every connection assigned after it is on the default arm although the selector predicts the
  * canary for some of them; the baseline arm is never rolled back and stays on kwik's controller; every
  * transfer is intact (byte-for-byte against the seeded stream).
  */
@@ -73,13 +73,23 @@ class KwikGuardTest {
         System.out.println("[it] guard: " + rb.getString(EventFields.EVIDENCE));
         assertEquals(FaultyFlood.NAME, rb.getString(EventFields.CANARY_ALGORITHM));
         assertEquals("stock", rb.getString(EventFields.BASELINE_ALGORITHM));
-        assertEquals("loss ratio", rb.getString(EventFields.METRIC));
+        // the flood fills the bottleneck's buffer and overflows it: it is worse on loss and on RTT p95, and the guard
+        // rolls back on whichever of its tests (loss first, then RTT, each at alpha/4) has the evidence first: loss in
+        // the 14 gate runs of 2026-12-04 and in those since, RTT p95 once (the clean clone of b57decc, 2026-12-07: 13 of
+        // 13 pairs, 43.0 ms against 34.6)
+        String metric = rb.getString(EventFields.METRIC);
+        assertTrue(metric.equals("loss ratio") || metric.equals("rtt p95 increase"), rb.toString());
         assertTrue(rb.getLong(EventFields.CANARY_CONNECTIONS) >= MIN_CONNECTIONS && rb.getLong(EventFields.BASELINE_CONNECTIONS) >= MIN_CONNECTIONS,
                 rb.toString());
-        // the flood's median loss 47.5-55.2% against stock's 0-8.2% in 14 gate runs (2026-12-04): 6x at the least, and
-        // the flood's loss is its own doing (it sends past the link), so twice the baseline's has no chance of failing
-        // short of a link that drops half of stock's packets (odds below 1e-6)
-        assertTrue(rb.getDouble(EventFields.CANARY_VALUE) > 2 * rb.getDouble(EventFields.BASELINE_VALUE), rb.toString());
+        if (metric.equals("loss ratio")) {
+            // the flood's median loss 47.5-55.2% against stock's 0-8.2% in 14 gate runs (2026-12-04): 6x at the least,
+            // and the flood's loss is its own doing (it sends past the link), so twice the baseline's has no chance of
+            // failing short of a link that drops half of stock's packets (odds below 1e-6)
+            assertTrue(rb.getDouble(EventFields.CANARY_VALUE) > 2 * rb.getDouble(EventFields.BASELINE_VALUE), rb.toString());
+        } else {
+            // the median RTT p95 of the flood's connections above stock's: its test counts pairs 10% or more above
+            assertTrue(rb.getDouble(EventFields.CANARY_VALUE) > rb.getDouble(EventFields.BASELINE_VALUE), rb.toString());
+        }
         // the sequential test's own figures: at least 12 pairs, most of them worse, the e-value past 4/alpha
         assertTrue(rb.getLong(EventFields.TRIALS) >= 12 && rb.getLong(EventFields.WORSE_TRIALS) >= 12
                 && rb.getLong(EventFields.WORSE_TRIALS) <= rb.getLong(EventFields.TRIALS), rb.toString());
