@@ -49,7 +49,10 @@ public final class SendTelemetry {
     public volatile long senderThreadId;
     /** The sender thread (null until its first iteration). */
     public volatile Thread senderThread;
-    /** The sender thread's id in the kernel (-1 before its first iteration, or when the kernel does not say). */
+    /**
+     * A shared sender thread's id in the kernel, for the CPU spin monitor's poll check (-1 before its first iteration,
+     * for a connection's own sender thread, which is never poll-checked, or when the kernel does not say).
+     */
     public volatile int senderKernelThreadId = -1;
     /** {@link System#nanoTime()} of the sender's first iteration (0 before): the first detector window starts here. */
     public volatile long senderStartNanos;
@@ -214,7 +217,9 @@ public final class SendTelemetry {
     public long loopEnter() {
         if (senderThreadId == 0) {
             senderThread = Thread.currentThread();
-            senderKernelThreadId = dev.ccagent.agent.os.KernelThreads.currentId(); // read once per thread
+            if (!ownSenderThread) {
+                senderKernelThreadId = dev.ccagent.agent.os.KernelThreads.currentId(); // read once per thread
+            }
             senderThreadId = senderThread.getId();
             senderStartNanos = System.nanoTime();
         }

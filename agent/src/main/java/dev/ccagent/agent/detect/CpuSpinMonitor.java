@@ -605,14 +605,14 @@ public final class CpuSpinMonitor {
             Track t = due.get(i);
             int n = samples[i].length;
             double sampledShare = Math.min(1, Math.max(0, (cpuTime(ids[i]) - cpuBefore[i]) / (double) wall));
-            int inPoll = inPoll(samples[i], t.pollMethods);
+            int inPoll = 0;
             int wake = 0;
             int awakeInPoll = 0;
             for (int k = 0; k < n; k++) {
-                if (awake[i][k]) {
-                    wake++;
-                    awakeInPoll += inPoll(samples[i][k], t.pollMethods) ? 1 : 0;
-                }
+                boolean there = inPoll(samples[i][k], t.pollMethods);
+                inPoll += there ? 1 : 0;
+                wake += awake[i][k] ? 1 : 0;
+                awakeInPoll += awake[i][k] && there ? 1 : 0;
             }
             boolean spinning = wake >= POLL_MIN_AWAKE
                     && awakeInPoll >= (kernelIds[i] >= 0 ? POLL_SPIN_OF_AWAKE : POLL_SPIN_OF_ON_CPU) * wake;
@@ -643,15 +643,6 @@ public final class CpuSpinMonitor {
             }
         }
         return false;
-    }
-
-    /** How many of {@code samples} have their top frame in one of {@code pollMethods} (a "class.method" suffix). */
-    static int inPoll(String[] samples, java.util.List<String> pollMethods) {
-        int n = 0;
-        for (String frames : samples) {
-            n += inPoll(frames, pollMethods) ? 1 : 0;
-        }
-        return n;
     }
 
     /**
@@ -979,26 +970,23 @@ public final class CpuSpinMonitor {
      * {@value #ON_CPU_SHARE} of the window.
      */
     private void awakeWindow(long[] threadIds, int[] kernelIds, boolean[] awake) {
-        long[] cpu = new long[threadIds.length];
-        long[] sleeps = new long[threadIds.length];
+        // per thread: its sleeps so far where the kernel counts them, else its CPU time so far
+        boolean[] counted = new boolean[threadIds.length];
+        long[] start = new long[threadIds.length];
         for (int i = 0; i < threadIds.length; i++) {
-            sleeps[i] = kernelIds[i] >= 0 ? voluntarySwitches.applyAsLong(kernelIds[i]) : -1;
-            if (sleeps[i] >= 0 && kernelState.applyAsInt(kernelIds[i]) != KernelThreads.RUNNING) {
-                sleeps[i] = -2; // asleep at the start
+            start[i] = kernelIds[i] >= 0 ? voluntarySwitches.applyAsLong(kernelIds[i]) : -1;
+            counted[i] = start[i] >= 0;
+            awake[i] = !counted[i] || kernelState.applyAsInt(kernelIds[i]) == KernelThreads.RUNNING;
+            if (!counted[i]) {
+                start[i] = cpuTime(threadIds[i]);
             }
-            cpu[i] = cpuTime(threadIds[i]);
         }
         long w0 = System.nanoTime();
         onCpuWindow.run();
         long window = System.nanoTime() - w0;
         for (int i = 0; i < threadIds.length; i++) {
-            long ran = cpuTime(threadIds[i]) - cpu[i];
-            if (sleeps[i] == -2) {
-                awake[i] = false;
-            } else {
-                long slept = sleeps[i] >= 0 ? voluntarySwitches.applyAsLong(kernelIds[i]) : -1;
-                awake[i] = sleeps[i] >= 0 && slept >= 0 ? slept == sleeps[i] : ran >= ON_CPU_SHARE * window;
-            }
+            awake[i] &= counted[i] ? voluntarySwitches.applyAsLong(kernelIds[i]) == start[i]
+                    : cpuTime(threadIds[i]) - start[i] >= ON_CPU_SHARE * window;
         }
     }
 

@@ -2,8 +2,8 @@ package dev.ccagent.agent.netty;
 
 import dev.ccagent.agent.config.AgentConfig;
 import dev.ccagent.agent.detect.CpuSpinMonitor;
-import dev.ccagent.agent.os.KernelThreads;
 import dev.ccagent.agent.log.AgentLog;
+import dev.ccagent.agent.os.KernelThreads;
 import dev.ccagent.agent.runtime.AgentRuntime;
 
 import java.lang.invoke.MethodHandle;

@@ -2,7 +2,6 @@ package dev.ccagent.agent.os;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 
 /**
  * What the kernel says of a thread, where it does (Linux's {@code /proc}, proc(5)): its id, its state (R running or
@@ -40,7 +39,7 @@ public final class KernelThreads {
     private static int readOwnId() {
         try {
             // "PID/task/TID"
-            String link = Files.readSymbolicLink(Paths.get("/proc/thread-self")).toString();
+            String link = Files.readSymbolicLink(Path.of("/proc/thread-self")).toString();
             return Integer.parseInt(link.substring(link.lastIndexOf('/') + 1));
         } catch (Throwable t) { // not Linux, no /proc, a security manager: no id
             return -1;

@@ -35,9 +35,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * flood's connections lose far more, and the guard must roll the canary arm back once its sequential
  * test has the evidence (at least {@code guard.min-connections} pairs, within 40). Checked from outside the
  * guard: the recording (JDK parser) has one {@code CanaryRolledBack} naming the flood and the loss
- * metric (or RTT p95, which the flood also worsens); every connection assigned after it is on the default arm although the selector predicts the
- * canary for some of them; the baseline arm is never rolled back and stays on kwik's controller; every
- * transfer is intact (byte-for-byte against the seeded stream).
+ * metric (or RTT p95, which the flood also worsens); every connection assigned after it is on the default arm
+ * although the selector predicts the canary for some of them; the baseline arm is never rolled back and stays on
+ * kwik's controller; every transfer is intact (byte-for-byte against the seeded stream).
  */
 class KwikGuardTest {
 

@@ -9,14 +9,15 @@ import java.util.regex.Pattern;
  * The CPU spin monitor's poll checks of one run, read from its debug lines ("poll check at P% of a core while
  * sampled: K of the N stack samples that found it awake (...) were inside it, I of M in all"): how many, how many
  * knew the loop's sleeps from the kernel, the most samples any found in the poll, and the largest share of awake
- * samples in the poll (of checks with at least {@code minOnCpu} awake, those the monitor judges). What the no-false-alarm tests print beside their witnesses.
+ * samples in the poll (of checks with at least {@code minAwake} awake, those the monitor judges). What the
+ * no-false-alarm tests print beside their witnesses.
  */
-record PollChecks(int count, int byKernel, int judged, int maxInPoll, double maxOnCpuInPoll) {
+record PollChecks(int count, int byKernel, int judged, int maxInPoll, double maxAwakeInPoll) {
 
     private static final Pattern CHECK = Pattern.compile("poll check at (\\d+)% of a core while sampled: (\\d+) of the "
             + "(\\d+) stack samples that found it (awake \\([^)]*\\)|on a CPU) were inside it, (\\d+) of (\\d+) in all");
 
-    static PollChecks of(List<String> lines, int minOnCpu) {
+    static PollChecks of(List<String> lines, int minAwake) {
         int count = 0;
         int byKernel = 0;
         int judged = 0;
@@ -28,10 +29,10 @@ record PollChecks(int count, int byKernel, int judged, int maxInPoll, double max
                 count++;
                 byKernel += m.group(4).startsWith("awake") ? 1 : 0;
                 maxInPoll = Math.max(maxInPoll, Integer.parseInt(m.group(5)));
-                int onCpu = Integer.parseInt(m.group(3));
-                if (onCpu >= minOnCpu) {
+                int awake = Integer.parseInt(m.group(3));
+                if (awake >= minAwake) {
                     judged++;
-                    maxShare = Math.max(maxShare, Integer.parseInt(m.group(2)) / (double) onCpu);
+                    maxShare = Math.max(maxShare, Integer.parseInt(m.group(2)) / (double) awake);
                 }
             }
         }
@@ -42,7 +43,7 @@ record PollChecks(int count, int byKernel, int judged, int maxInPoll, double max
     public String toString() {
         return String.format(Locale.ROOT, "%d poll checks (%d by the kernel's count of sleeps, %d with enough samples "
                 + "awake to judge), at most %d of 24 samples in the poll, at most %.2f of the samples awake in the poll",
-                count, byKernel, judged, maxInPoll, maxOnCpuInPoll);
+                count, byKernel, judged, maxInPoll, maxAwakeInPoll);
     }
 
     /** Linux: each check knows the loop's sleeps (the kernel counts them); elsewhere its CPU time alone judges. */
