@@ -136,7 +136,8 @@ final class NettyChannelPacing implements Runnable {
             long cwnd = QuichePathStats.field(channel, stats, QuichePathStats.CWND);
             long srtt = QuichePathStats.field(channel, stats, QuichePathStats.RTT);
             long lost = QuichePathStats.field(channel, stats, QuichePathStats.LOST);
-            long r = rate.onSample(now, cwnd, srtt, lost);
+            long sentBytes = QuichePathStats.field(channel, stats, QuichePathStats.SENT_BYTES);
+            long r = rate.onSample(now, cwnd, srtt, lost, sentBytes);
             nextSampleAt = now + Math.max(MIN_SAMPLE_NANOS, Math.min(MAX_SAMPLE_NANOS, srtt / 4));
             if (r > 0 && !announced) {
                 announced = true;
