@@ -19,12 +19,11 @@
 set -euo pipefail
 PAIRS=${1:-40}; BYTES=${2:-100000000}; WARM=${3:-10}
 ROOT=$(pwd); AGENT=$ROOT/agent/target/ccagent.jar
-CP=$ROOT/test-apps/target/classes:$ROOT/emulator/target/classes:$ROOT/link-model/target/classes:$(ls $ROOT/test-apps/netty-jars/netty-current/target/jars/*.jar | tr '\n' ':')
+. "$(dirname "$0")/netty-bulk-app.sh"; CP=$NETTY_BULK_CP
 W=$(mktemp -d); PID=
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$W"; }
 trap cleanup EXIT
-keytool -genkeypair -alias server -keyalg EC -groupname secp256r1 -sigalg SHA256withECDSA -dname CN=localhost \
-  -storetype PKCS12 -keystore $W/server.p12 -storepass changeit -keypass changeit -validity 2 >/dev/null 2>&1
+netty_bulk_keystore "$W"
 N=$((2 * PAIRS + WARM))
 java -Xmx512m "-javaagent:$AGENT=cc=cubic;detect=on;log=warn" -cp $CP dev.ccagent.it.netty.NettyBulkApp \
   keystore=$W/server.p12 connections=$N bytes=$BYTES step-dir=$W > $W/out 2>&1 &

@@ -11,10 +11,9 @@
 set -euo pipefail
 PAIRS=${1:-12}; BYTES=${2:-25000000}
 ROOT=$(pwd); AGENT=$ROOT/agent/target/ccagent.jar
-CP=$ROOT/test-apps/target/classes:$ROOT/emulator/target/classes:$ROOT/link-model/target/classes:$(ls $ROOT/test-apps/netty-jars/netty-current/target/jars/*.jar | tr '\n' ':')
+. "$(dirname "$0")/netty-bulk-app.sh"; CP=$NETTY_BULK_CP
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
-keytool -genkeypair -alias server -keyalg EC -groupname secp256r1 -sigalg SHA256withECDSA -dname CN=localhost \
-  -storetype PKCS12 -keystore $W/server.p12 -storepass changeit -keypass changeit -validity 2 >/dev/null 2>&1
+netty_bulk_keystore "$W"
 run() { # $1 pair, $2 on|off
   java -Xmx512m "-javaagent:$AGENT=cc=cubic;detect=$2;log=warn" -cp $CP dev.ccagent.it.netty.NettyBulkApp \
     keystore=$W/server.p12 connections=10 bytes=$BYTES > $W/out 2>&1 || { cat $W/out >&2; exit 1; }

@@ -10,11 +10,9 @@
 # Prints CSV: round,algorithm,arm,connection,mbps,ok,queue_p50_ms,load1 (ok: the download arrived complete, CRC checked)
 set -euo pipefail
 ROUNDS=${1:-4}; ALG=${2:-reno}; BEFORE=$(realpath "$3"); AFTER=$(realpath "$4")
-ROOT=$(pwd)
-CP=$ROOT/test-apps/target/classes:$ROOT/emulator/target/classes:$ROOT/link-model/target/classes:$(ls $ROOT/test-apps/netty-jars/netty-current/target/jars/*.jar | tr '\n' ':')
+. "$(dirname "$0")/netty-bulk-app.sh"; CP=$NETTY_BULK_CP
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
-keytool -genkeypair -alias server -keyalg EC -groupname secp256r1 -sigalg SHA256withECDSA -dname CN=localhost \
-  -storetype PKCS12 -keystore $W/server.p12 -storepass changeit -keypass changeit -validity 2 >/dev/null 2>&1
+netty_bulk_keystore "$W"
 run() { # $1 round, $2 arm name, $3 jar, $4 on|off
   java -Xmx256m -XX:+UseSerialGC "-javaagent:$3=netty.cc=$ALG;netty.pacing=$4;netty.stats.period=off;log=warn" -cp $CP \
     dev.ccagent.it.netty.NettyBulkApp keystore=$W/server.p12 connections=3 bytes=3000000 warmup=2000000 \
