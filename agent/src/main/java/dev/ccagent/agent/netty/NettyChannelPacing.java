@@ -39,7 +39,8 @@ final class NettyChannelPacing implements Runnable {
     private final Channel channel;
     private final NettyPacer pacer;
     private final WindowPacingRate rate = new WindowPacingRate(QUICHE_INITIAL_RTT_NANOS);
-    private final RateDepartures departures = new RateDepartures(NettyPacer.EARLY_NANOS);
+    private final RateDepartures departures = new RateDepartures(NettyPacer.EARLY_NANOS,
+            NettyPacingHooks.MAX_LEAD_NANOS - 1); // as quiche's own send times: at most 100 ms ahead
     /** quiche paces this connection (a future send time, or its BBR), or window pacing failed: off for good. */
     private boolean off;
     private boolean samplePending;
@@ -83,8 +84,9 @@ final class NettyChannelPacing implements Runnable {
 
     /**
      * The send time of the datagram quiche just built for this channel when quiche gave it none: from the
-     * window's rate, ≥ {@code now}; 0 when the connection is not window-paced (no rate yet, quiche paces
-     * it, it failed). Asks for a path-stats sample when one is due (run later, on this event loop).
+     * window's rate, in [{@code now}, {@code now} + 100 ms); 0 when the connection is not window-paced (no
+     * rate yet, quiche paces it, it failed). Asks for a path-stats sample when one is due (run later, on this
+     * event loop).
      */
     long windowSendTime(long now) {
         if (off || pacer == null) {

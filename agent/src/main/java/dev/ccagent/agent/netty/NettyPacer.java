@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -44,6 +45,11 @@ import java.util.concurrent.TimeUnit;
  * destination (beyond that the oldest leave early, in order: nothing is dropped or reordered); the
  * timer is re-armed in a {@code finally}, and when it cannot be (event loop shutting down) everything
  * queued is written at once. A datagram is written or released exactly once.
+ *
+ * <p>Liveness: no datagram waits more than {@link #MAX_HOLD_NANOS} past its send time, and no send loop
+ * stays held longer than that ({@link SendLoopHold}). A wake-up that did not come by then (lost, or the
+ * event loop was blocked that long) is armed again at the next write, with one fallback line and its
+ * JFR event; nothing queued is dropped or reordered.
  */
 final class NettyPacer extends ChannelDuplexHandler {
 
@@ -65,6 +71,26 @@ final class NettyPacer extends ChannelDuplexHandler {
     static final long MAX_QUEUED_BYTES = 4L << 20;
     /** Destinations whose empty queue is kept for reuse (their rate estimate); more are dropped when empty. */
     static final int MAX_IDLE_DESTINATIONS = 64;
+    /**
+     * The longest a queued datagram may wait past its send time, and a send loop stay held: 10× the
+     * furthest a send time may lie ahead ({@link NettyPacingHooks#MAX_LEAD_NANOS}), so that only a lost
+     * wake-up (or an event loop blocked as long) reaches it.
+     */
+    static final long MAX_HOLD_NANOS = 1_000_000_000L;
+
+    /**
+     * Test-only fault injection, {@code -Dccagent.test.netty-fail=pacer-wakeup} (may be one of a comma-separated
+     * list): the JVM's 50th pacer wake-up is armed for a day later instead of its deadline, as if it were lost.
+     */
+    static final boolean TEST_LOSES_WAKEUP = testFault("pacer-wakeup");
+    static final int TEST_LOST_WAKEUP = 50;
+    private static final AtomicInteger TEST_ARMED = new AtomicInteger();
+
+    /** Whether {@code -Dccagent.test.netty-fail} (a comma-separated list) names {@code fault}. Read once per fault. */
+    static boolean testFault(String fault) {
+        String faults = System.getProperty("ccagent.test.netty-fail");
+        return faults != null && java.util.Arrays.asList(faults.split(",")).contains(fault);
+    }
 
     private final int maxBurst;
     /** The clock send times are compared with ({@code CLOCK_MONOTONIC}); tests freeze it. */
@@ -73,7 +99,8 @@ final class NettyPacer extends ChannelDuplexHandler {
     private final List<Fifo> active = new ArrayList<>();
     private final Runnable drainTask = this::drain;
     private ChannelHandlerContext ctx;
-    private ScheduledFuture<?> timer;
+    /** The armed wake-up, else null (package-private: a test loses it). */
+    ScheduledFuture<?> timer;
     private long timerDeadline;
     private boolean draining;
     /** After channelInactive/handlerRemoved: nothing queues any more. */
@@ -93,18 +120,70 @@ final class NettyPacer extends ChannelDuplexHandler {
     /** Datagrams that left before their time because their destination's queue was at its cap. */
     long overCap;
 
-    /** Per QUIC channel: how many of its datagrams the pacer holds that stopped its send loop. */
-    private static final AttributeKey<int[]> HELD = AttributeKey.valueOf("dev.ccagent.netty.held");
+    /** Per QUIC channel: the datagrams the pacer holds that stopped its send loop. */
+    private static final AttributeKey<SendLoopHold> HELD = AttributeKey.valueOf("dev.ccagent.netty.held");
 
-    /** The channel's held counter (created once per channel when {@code create}), or null. */
-    static int[] heldOf(Channel channel, boolean create) {
-        Attribute<int[]> a = channel.attr(HELD);
-        int[] held = a.get();
+    /** The channel's hold (created once per channel when {@code create}), or null. */
+    static SendLoopHold heldOf(Channel channel, boolean create) {
+        Attribute<SendLoopHold> a = channel.attr(HELD);
+        SendLoopHold held = a.get();
         if (held == null && create) {
-            held = new int[1];
+            held = new SendLoopHold();
             a.set(held);
         }
         return held;
+    }
+
+    /**
+     * One QUIC channel's held send loop: how many of its datagrams that stopped its send loop the pacer
+     * holds, and since when one has been held (event-loop thread only).
+     */
+    static final class SendLoopHold {
+        /** Datagrams held that stopped the send loop (each write's completion resumes it). */
+        int count;
+        /** When {@link #count} last went from 0 to 1 ({@link System#nanoTime()}). */
+        long since;
+        /**
+         * Test-only fault injection, {@code -Dccagent.test.netty-fail=send-loop-hold} (may be one of a
+         * comma-separated list): the JVM's 50th hold is counted twice and released once, as if a release were lost.
+         */
+        static final boolean TEST_LEAKS = testFault("send-loop-hold");
+        static final int TEST_LEAKED_HOLD = 50;
+        private static final AtomicInteger TEST_HOLDS = new AtomicInteger();
+
+        void hold(long now) {
+            if (count == 0) {
+                since = now;
+            }
+            count++;
+            if (TEST_LEAKS && TEST_HOLDS.incrementAndGet() == TEST_LEAKED_HOLD) {
+                count++;
+            }
+        }
+
+        void release() {
+            if (count > 0) {
+                count--;
+            }
+        }
+
+        /**
+         * Whether the send loop is held now. A hold older than {@link #MAX_HOLD_NANOS} (its datagram's send
+         * time lies at most {@link NettyPacingHooks#MAX_LEAD_NANOS} ahead) is given up: the send loop runs
+         * again, with one fallback line; what the pacer still holds goes out by its own time.
+         */
+        boolean held(long now) {
+            if (count <= 0) {
+                return false;
+            }
+            if (now - since <= MAX_HOLD_NANOS) {
+                return true;
+            }
+            count = 0;
+            AgentRuntime.recordFallback("netty send-loop hold", "its send loop was held for more than "
+                    + MAX_HOLD_NANOS / 1_000_000 + " ms (a lost release or a blocked event loop): it runs again", null);
+            return false;
+        }
     }
 
     NettyPacer(int maxBurst) {
@@ -176,11 +255,11 @@ final class NettyPacer extends ChannelDuplexHandler {
                 q.inActive = true;
                 active.add(q);
             }
-            int[] held = holder instanceof Channel ? heldOf((Channel) holder, true) : null;
+            SendLoopHold held = holder instanceof Channel ? heldOf((Channel) holder, true) : null;
             q.add(msg, promise, at == 0 ? now : at, packet.content().readableBytes(), held);
             queued = true;
             if (held != null) {
-                held[0]++;
+                held.hold(now);
             }
             deferred++;
             if (q.size > maxQueued) {
@@ -192,6 +271,9 @@ final class NettyPacer extends ChannelDuplexHandler {
                 overCap++;
             }
             if (!draining) {
+                if (timer != null && now - timerDeadline > MAX_HOLD_NANOS) {
+                    lostWakeUp();
+                }
                 arm(q.headAt() - TIMER_LEAD_NANOS, now);
             }
         } catch (Throwable t) {
@@ -206,6 +288,19 @@ final class NettyPacer extends ChannelDuplexHandler {
         }
     }
 
+    /**
+     * The armed wake-up is more than {@link #MAX_HOLD_NANOS} overdue: lost, or the event loop was blocked that
+     * long. It is dropped, so that the caller arms one for the queue as it stands (due now: what is queued
+     * goes out from the next wake-up on, in order). One fallback line.
+     */
+    private void lostWakeUp() {
+        AgentRuntime.recordFallback("netty pacer wake-up", "it did not come within " + MAX_HOLD_NANOS / 1_000_000
+                + " ms of its time (lost, or the event loop was blocked): armed again, what is queued goes out in order",
+                null);
+        timer.cancel(false);
+        timer = null;
+    }
+
     private void arm(long deadline, long now) {
         if (timer != null) {
             if (deadline >= timerDeadline - REARM_SLACK_NANOS) {
@@ -214,7 +309,11 @@ final class NettyPacer extends ChannelDuplexHandler {
             timer.cancel(false);
             timer = null;
         }
-        ScheduledFuture<?> f = ctx.executor().schedule(drainTask, Math.max(0, deadline - now), TimeUnit.NANOSECONDS);
+        long delay = Math.max(0, deadline - now);
+        if (TEST_LOSES_WAKEUP && TEST_ARMED.incrementAndGet() == TEST_LOST_WAKEUP) {
+            delay = TimeUnit.DAYS.toNanos(1);
+        }
+        ScheduledFuture<?> f = ctx.executor().schedule(drainTask, delay, TimeUnit.NANOSECONDS);
         timerDeadline = deadline;
         timer = f;
     }
@@ -412,8 +511,8 @@ final class NettyPacer extends ChannelDuplexHandler {
         ChannelPromise[] promises = new ChannelPromise[64];
         long[] ats = new long[64];
         int[] bytes = new int[64];
-        /** The held counter of the channel whose send loop the datagram stopped, else null. */
-        int[][] held = new int[64][];
+        /** The hold of the channel whose send loop the datagram stopped, else null. */
+        SendLoopHold[] held = new SendLoopHold[64];
         int head;
         int size;
         /** Bytes of the datagrams in the ring. */
@@ -428,7 +527,7 @@ final class NettyPacer extends ChannelDuplexHandler {
             this.destination = destination;
         }
 
-        void add(Object msg, ChannelPromise promise, long at, int len, int[] heldCounter) {
+        void add(Object msg, ChannelPromise promise, long at, int len, SendLoopHold heldCounter) {
             if (size == msgs.length) {
                 grow();
             }
@@ -508,12 +607,10 @@ final class NettyPacer extends ChannelDuplexHandler {
         }
 
         private void release(int i) {
-            int[] h = held[i];
+            SendLoopHold h = held[i];
             if (h != null) {
                 held[i] = null;
-                if (h[0] > 0) {
-                    h[0]--;
-                }
+                h.release();
             }
         }
 
@@ -523,7 +620,7 @@ final class NettyPacer extends ChannelDuplexHandler {
             ChannelPromise[] p = new ChannelPromise[n];
             long[] a = new long[n];
             int[] b = new int[n];
-            int[][] h = new int[n][];
+            SendLoopHold[] h = new SendLoopHold[n];
             for (int k = 0; k < size; k++) {
                 int from = (head + k) & (msgs.length - 1);
                 m[k] = msgs[from];

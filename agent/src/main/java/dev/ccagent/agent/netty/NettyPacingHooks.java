@@ -117,7 +117,8 @@ final class NettyPacingHooks {
      * one of this channel's datagrams is held by the pacer with Netty's continue-sending listener on
      * its write. That write's completion calls {@code connectionSend} again, so nothing is lost; in the
      * meantime quiche is not asked for datagrams it would stamp as sent long before they leave (which
-     * inflated its RTT samples and BBR's view of in-flight data). Never skips a closing channel.
+     * inflated its RTT samples and BBR's view of in-flight data). Never skips a closing channel, nor one
+     * held longer than {@link NettyPacer#MAX_HOLD_NANOS} (a lost release: see {@link NettyPacer.SendLoopHold#held}).
      */
     static boolean skipSend(Object channel) {
         try {
@@ -129,8 +130,8 @@ final class NettyPacingHooks {
             if (!ch.isOpen() || !NettyChannelPacing.of(ch).paced()) {
                 return false; // closing, or no pacer of ours under this channel
             }
-            int[] held = NettyPacer.heldOf(ch, false);
-            if (held != null && held[0] > 0) {
+            NettyPacer.SendLoopHold held = NettyPacer.heldOf(ch, false);
+            if (held != null && held.held(System.nanoTime())) {
                 SLOT.get().skippedSends++;
                 return true;
             }

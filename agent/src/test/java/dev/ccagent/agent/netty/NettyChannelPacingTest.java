@@ -45,7 +45,7 @@ class NettyChannelPacingTest {
         EmbeddedChannel quic = quicChannelOf(udp);
         NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 20_000_000L));
         assertFalse(NettyHooks.holdSendLoop(quic), "send loop stopped for a datagram no pacer will hold");
-        NettyPacer.heldOf(quic, true)[0] = 1; // even a stale held count
+        NettyPacer.heldOf(quic, true).hold(System.nanoTime()); // even a stale held count
         assertFalse(NettyHooks.skipSend(quic), "connectionSend skipped on a channel without a pacer");
         quic.finishAndReleaseAll();
         udp.finishAndReleaseAll();
@@ -60,13 +60,39 @@ class NettyChannelPacingTest {
         // ahead, so only a 79 ms pause of this thread between the two lines fails it (20 ms until 2026-12-04)
         NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 80_000_000L));
         assertTrue(NettyHooks.holdSendLoop(quic), "the paced datagram should stop the send loop");
-        NettyPacer.heldOf(quic, true)[0] = 1;
+        NettyPacer.heldOf(quic, true).hold(System.nanoTime());
         assertTrue(NettyHooks.skipSend(quic), "connectionSend runs while the pacer holds the channel's datagram");
         // the pacer goes (removed from the pipeline): from then on nothing is held for it
         udp.pipeline().remove(NettyPacer.NAME);
         NettyHooks.onSendInfo(NettyPacerTest.sendInfo(System.nanoTime() + 20_000_000L));
         assertFalse(NettyHooks.holdSendLoop(quic), "send loop stopped after the pacer was removed");
         assertFalse(NettyHooks.skipSend(quic), "connectionSend skipped after the pacer was removed");
+        quic.finishAndReleaseAll();
+        udp.finishAndReleaseAll();
+    }
+
+    @Test
+    void aSendLoopHeldLongerThanTheBoundRunsAgainWithOneFallback() {
+        EmbeddedChannel udp = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
+        udp.pipeline().addFirst(NettyPacer.NAME, new NettyPacer(16 * 1024));
+        EmbeddedChannel quic = quicChannelOf(udp);
+        NettyPacer.SendLoopHold hold = NettyPacer.heldOf(quic, true);
+        hold.hold(System.nanoTime());
+        assertTrue(NettyHooks.skipSend(quic), "a fresh hold did not hold the send loop");
+        // its release never came: the hold began 1.5 s ago (the bound is 1 s)
+        hold.since -= 1_500_000_000L;
+        long fallbacks = AgentRuntime.fallbacks();
+        assertFalse(NettyHooks.skipSend(quic), "a send loop held 1.5 s was still skipped");
+        assertEquals(fallbacks + 1, AgentRuntime.fallbacks(), "the given-up hold was not recorded as a fallback");
+        assertEquals(0, hold.count);
+        assertFalse(NettyHooks.skipSend(quic), "skipped again after the hold was given up");
+        // the next hold holds as before; the late release of the given-up one cannot drive the count below zero
+        hold.hold(System.nanoTime());
+        assertTrue(NettyHooks.skipSend(quic), "a new hold after a given-up one did not hold");
+        hold.release();
+        hold.release();
+        assertEquals(0, hold.count);
+        assertEquals(fallbacks + 1, AgentRuntime.fallbacks());
         quic.finishAndReleaseAll();
         udp.finishAndReleaseAll();
     }

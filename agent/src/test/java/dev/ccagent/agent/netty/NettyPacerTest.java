@@ -200,6 +200,42 @@ class NettyPacerTest {
         assertFalse(ch.finish());
     }
 
+    /**
+     * The pacer's wake-up is lost (cancelled behind its back) while a datagram waits: the next write more
+     * than {@link NettyPacer#MAX_HOLD_NANOS} after it was due arms a new one (one fallback), and both
+     * datagrams come out, once each and in order. Without the check that write found a timer armed and
+     * nothing ever came out. The pacer's clock is the test's, so no pause of this thread changes the outcome.
+     */
+    @Test
+    @Timeout(20)
+    void aLostWakeUpIsArmedAgainByTheNextWriteAndNothingIsDroppedOrReordered() throws Exception {
+        NettyPacer pacer = new NettyPacer(16 * 1024);
+        EmbeddedChannel ch = new EmbeddedChannel(pacer);
+        long t0 = System.nanoTime();
+        long[] now = {t0};
+        pacer.clock = () -> now[0];
+        NettyHooks.onSendInfo(sendInfo(t0 + 50_000_000L));
+        ChannelFuture first = ch.writeAndFlush(datagram(0, 500));
+        assertEquals(1, pacer.queued());
+        assertNotNull(pacer.timer, "no wake-up armed for the queued datagram");
+        pacer.timer.cancel(false); // lost
+        long fallbacks = AgentRuntime.fallbacks();
+        now[0] = t0 + 50_000_000L + NettyPacer.MAX_HOLD_NANOS + 1_000_000L;
+        NettyHooks.onSendInfo(sendInfo(now[0])); // due now, but behind the first (a FIFO)
+        ChannelFuture second = ch.writeAndFlush(datagram(1, 500));
+        assertEquals(fallbacks + 1, AgentRuntime.fallbacks(), "the lost wake-up was not recorded as a fallback");
+        List<DatagramPacket> out = drainOut(ch, 2);
+        assertEquals(2, out.size(), "the queue was not released after its wake-up was lost");
+        for (int i = 0; i < 2; i++) {
+            assertEquals(i, out.get(i).content().getInt(0), "reordered at " + i);
+            assertEquals(1, out.get(i).refCnt());
+            out.get(i).release();
+        }
+        assertTrue(first.isSuccess() && second.isSuccess(), "a write was not completed");
+        assertEquals(0, pacer.queued());
+        assertFalse(ch.finish());
+    }
+
     @Test
     @Timeout(20)
     void aTimerThatCannotBeArmedWritesTheQueueOnceNeverTwice() throws Exception {

@@ -11,7 +11,7 @@ class RateDeparturesTest {
 
     @Test
     void packetsLeaveOneGapApart() {
-        RateDepartures d = new RateDepartures(MS);
+        RateDepartures d = new RateDepartures(MS, 100 * MS);
         long now = 5_000 * MS;
         long rate = 1_000_000; // 1000 B per ms
         long t = d.next(now);
@@ -24,7 +24,7 @@ class RateDeparturesTest {
 
     @Test
     void aLateSenderCatchesUpAtMostTheAllowance() {
-        RateDepartures d = new RateDepartures(MS);
+        RateDepartures d = new RateDepartures(MS, 100 * MS);
         long now = 0;
         long rate = 1_000_000;
         d.sent(now, 1000, rate); // next at 1 ms
@@ -39,10 +39,23 @@ class RateDeparturesTest {
 
     @Test
     void noRateMeansDueNowAndNoGap() {
-        RateDepartures d = new RateDepartures(MS);
+        RateDepartures d = new RateDepartures(MS, 100 * MS);
         d.sent(0, 1000, 1000);
         d.sent(0, 1000, 0);
         assertEquals(7, d.next(7));
-        assertThrows(IllegalArgumentException.class, () -> new RateDepartures(-1));
+        assertThrows(IllegalArgumentException.class, () -> new RateDepartures(-1, MS));
+        assertThrows(IllegalArgumentException.class, () -> new RateDepartures(MS, 0));
+    }
+
+    @Test
+    void aRateNearZeroHoldsAPacketAtMostTheLongestLead() {
+        RateDepartures d = new RateDepartures(MS, 100 * MS);
+        long now = 7 * MS;
+        d.sent(now, 1350, 1); // 1350 s at 1 B/s
+        assertEquals(now + 100 * MS, d.next(now), "a gap longer than the lead is cut to it");
+        d.sent(now, 1350, 1);
+        assertEquals(now + 100 * MS, d.next(now), "nor do such gaps add up beyond it");
+        d.sent(now + 100 * MS, 1000, 1_000_000);
+        assertEquals(now + 101 * MS, d.next(now + 100 * MS), "back at a real rate: one gap after the last departure");
     }
 }

@@ -79,6 +79,48 @@ class NettyFallbackTest {
     }
 
     /**
+     * The pacer's liveness bounds, with the two faults they guard against injected into a real paced transfer
+     * (quiche's Reno, paced from its window, through the emulator at 1% loss): the JVM's 50th pacer wake-up is
+     * lost, and its 50th send-loop hold is never released (both in the first of two 1 MB downloads). Each costs a
+     * connection about a second: every download arrives complete (the client's CRC), the second one too (behind
+     * the same pacer), and each fault is one fallback line and one JFR event.
+     * Without the bounds the lost wake-up stops every later datagram to that destination and the lost release
+     * stops its connection's sending, each until the idle timeout (15 s) closes the connection short of its data.
+     */
+    @Test
+    @Timeout(200)
+    void aLostPacerWakeUpAndALostHoldReleaseCostASecondNotTheDownload() throws Exception {
+        String name = "fallback-pacer-liveness";
+        java.nio.file.Files.createDirectories(NettyApp.WORK);
+        java.nio.file.Files.deleteIfExists(recording(name));
+        NettyApp.Run r = NettyApp.run(name, NettyApp.Version.CURRENT,
+                "netty.cc=reno;netty.pacing=on;netty.stats.period=off;jfr=" + recording(name), 150,
+                List.of("-Dccagent.test.netty-fail=pacer-wakeup,send-loop-hold"),
+                "connections=2", "bytes=1048576", LINK);
+        assertEquals(0, r.exit, r.tail());
+        assertTrue(r.out.contains("DONE ok=true"), r.tail());
+        assertEquals(2, r.lines("crcOk=true").size(), r.tail());
+        List<String> wakeUps = r.lines("WARN fallback: netty pacer wake-up failed");
+        List<String> holds = r.lines("WARN fallback: netty send-loop hold failed");
+        assertEquals(1, wakeUps.size(), "lost wake-up lines:\n" + String.join("\n", r.lines("fallback")));
+        assertEquals(1, holds.size(), "lost release lines:\n" + String.join("\n", r.lines("fallback")));
+        assertTrue(wakeUps.get(0).contains("did not come within 1000 ms of its time"), wakeUps.get(0));
+        assertTrue(holds.get(0).contains("held for more than 1000 ms"), holds.get(0));
+        assertTrue(r.lines("WARN fallback summary").isEmpty(), "each fault was injected once: " + r.lines("fallback"));
+        List<String> events = new java.util.ArrayList<>();
+        for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(recording(name))) {
+            if (e.getEventType().getName().equals(dev.ccagent.jfr.EventNames.FALLBACK)) {
+                events.add(e.getString(dev.ccagent.jfr.EventFields.WHERE) + ": "
+                        + e.getString(dev.ccagent.jfr.EventFields.KIND) + " " + e.getLong(dev.ccagent.jfr.EventFields.COUNT)
+                        + " of " + e.getLong(dev.ccagent.jfr.EventFields.TOTAL));
+            }
+        }
+        java.util.Collections.sort(events);
+        assertEquals(List.of("netty pacer wake-up: first 1 of 1", "netty send-loop hold: first 1 of 1"), events,
+                "Fallback events in the server's recording");
+    }
+
+    /**
      * The accounting fails after each connection was created with BBR: the line says BBR runs (it used
      * to say "continues with the stock algorithm"), and quiche's window agrees (no reno halving,
      * although the application configured reno).
