@@ -46,10 +46,12 @@ import java.util.concurrent.TimeUnit;
  * timer is re-armed in a {@code finally}, and when it cannot be (event loop shutting down) everything
  * queued is written at once. A datagram is written or released exactly once.
  *
- * <p>Liveness: no datagram waits more than {@link #MAX_HOLD_NANOS} past its send time, and no send loop
- * stays held longer than that ({@link SendLoopHold}). A wake-up that did not come by then (lost, or the
- * event loop was blocked that long) is armed again at the next write, with one fallback line and its
- * JFR event; nothing queued is dropped or reordered.
+ * <p>Liveness, two bounds of {@link #MAX_HOLD_NANOS}: a send loop held longer than that runs again at its
+ * next {@code connectionSend} ({@link SendLoopHold}: quiche's own timer or a received datagram calls it), and
+ * a wake-up more overdue than that (lost, or the event loop was blocked that long) is armed again at the
+ * pacer's next write, due now. Each is one fallback line and its JFR event; nothing queued is dropped or
+ * reordered. So a lost wake-up or release costs a connection about a second plus the wait for its next
+ * {@code connectionSend} or write, not its download.
  */
 final class NettyPacer extends ChannelDuplexHandler {
 
