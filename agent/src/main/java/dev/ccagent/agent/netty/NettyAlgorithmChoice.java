@@ -84,8 +84,8 @@ final class NettyAlgorithmChoice {
      * fails after the arm is chosen (before anything is set on the config), or the accounting fails
      * right after the connection was created with the arm's algorithm. Read once.
      */
-    static final boolean TEST_SELECTION_FAILS = "selection".equals(System.getProperty("ccagent.test.netty-fail"));
-    static final boolean TEST_ACCOUNTING_FAILS = "accounting".equals(System.getProperty("ccagent.test.netty-fail"));
+    static final boolean TEST_SELECTION_FAILS = NettyHooks.testFault("selection");
+    static final boolean TEST_ACCOUNTING_FAILS = NettyHooks.testFault("accounting");
 
     /** The natives of the caller's package, or null when our lookup fails (counted, logged once). */
     private static NettyQuiche lookup(Class<?> caller) {

@@ -21,6 +21,16 @@ public final class NettyHooks {
     private NettyHooks() {
     }
 
+    /**
+     * Whether the test-only fault switch {@code -Dccagent.test.netty-fail=FAULT[,FAULT...]} names {@code fault}
+     * ({@link NettyAlgorithmChoice}: {@code selection}, {@code accounting}; {@link NettyPacer}: {@code pacer-wakeup},
+     * {@code send-loop-hold}). Each caller reads it once, into a constant.
+     */
+    static boolean testFault(String fault) {
+        String faults = System.getProperty("ccagent.test.netty-fail");
+        return faults != null && java.util.Arrays.asList(faults.split(",")).contains(fault);
+    }
+
     /** After {@code QuicheConfig}'s constructor: remembers the application's settings of that native config. */
     public static void onConfig(Class<?> configClass, long address, Boolean hystart, Object cc, Integer cwnd) {
         NettyConfigs.onConfig(configClass, address, hystart, cc, cwnd);

@@ -84,15 +84,9 @@ final class NettyPacer extends ChannelDuplexHandler {
      * Test-only fault injection, {@code -Dccagent.test.netty-fail=pacer-wakeup} (may be one of a comma-separated
      * list): the JVM's 50th pacer wake-up is armed for a day later instead of its deadline, as if it were lost.
      */
-    static final boolean TEST_LOSES_WAKEUP = testFault("pacer-wakeup");
+    static final boolean TEST_LOSES_WAKEUP = NettyHooks.testFault("pacer-wakeup");
     static final int TEST_LOST_WAKEUP = 50;
     private static final AtomicInteger TEST_ARMED = new AtomicInteger();
-
-    /** Whether {@code -Dccagent.test.netty-fail} (a comma-separated list) names {@code fault}. Read once per fault. */
-    static boolean testFault(String fault) {
-        String faults = System.getProperty("ccagent.test.netty-fail");
-        return faults != null && java.util.Arrays.asList(faults.split(",")).contains(fault);
-    }
 
     private final int maxBurst;
     /** The clock send times are compared with ({@code CLOCK_MONOTONIC}); tests freeze it. */
@@ -149,7 +143,7 @@ final class NettyPacer extends ChannelDuplexHandler {
          * Test-only fault injection, {@code -Dccagent.test.netty-fail=send-loop-hold} (may be one of a
          * comma-separated list): the JVM's 50th hold is counted twice and released once, as if a release were lost.
          */
-        static final boolean TEST_LEAKS = testFault("send-loop-hold");
+        static final boolean TEST_LEAKS = NettyHooks.testFault("send-loop-hold");
         static final int TEST_LEAKED_HOLD = 50;
         private static final AtomicInteger TEST_HOLDS = new AtomicInteger();
 
@@ -174,11 +168,11 @@ final class NettyPacer extends ChannelDuplexHandler {
          * time lies at most {@link NettyPacingHooks#MAX_LEAD_NANOS} ahead) is given up: the send loop runs
          * again, with one fallback line; what the pacer still holds goes out by its own time.
          */
-        boolean held(long now) {
+        boolean held() {
             if (count <= 0) {
-                return false;
+                return false; // the common case: no clock read
             }
-            if (now - since <= MAX_HOLD_NANOS) {
+            if (System.nanoTime() - since <= MAX_HOLD_NANOS) {
                 return true;
             }
             count = 0;

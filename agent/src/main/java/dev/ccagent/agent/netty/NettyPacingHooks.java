@@ -131,7 +131,7 @@ final class NettyPacingHooks {
                 return false; // closing, or no pacer of ours under this channel
             }
             NettyPacer.SendLoopHold held = NettyPacer.heldOf(ch, false);
-            if (held != null && held.held(System.nanoTime())) {
+            if (held != null && held.held()) {
                 SLOT.get().skippedSends++;
                 return true;
             }

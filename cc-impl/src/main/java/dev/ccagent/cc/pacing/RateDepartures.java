@@ -51,11 +51,8 @@ public final class RateDepartures {
             return;
         }
         long base = started ? Math.max(next, now - catchUpNanos) : now;
-        long gap = (long) Math.min(maxLeadNanos, Math.max(0, bytes) * 1e9 / bytesPerSecond);
-        next = base + gap;
-        if (next - now > maxLeadNanos) {
-            next = now + maxLeadNanos;
-        }
+        long gap = (long) (Math.max(0, bytes) * 1e9 / bytesPerSecond); // at most 2^31 s of a 1 B/s rate: no overflow
+        next = now + Math.min(base - now + gap, maxLeadNanos);
         started = true;
     }
 }
