@@ -343,16 +343,28 @@ class SpinDetectorTest {
      * A shared event loop: one thread serves three connections for {@code millis}, each turn sending a datagram
      * for each and allocating {@code bytesPerMilli} (the loop's other work included), then parking 1 ms.
      */
+    /**
+     * A loop thread that sends a datagram for each of {@code conns} a turn, a turn about every millisecond,
+     * and allocates {@code bytesPerMilli} for every millisecond that passed: a park that oversleeps (a
+     * loaded host; beside a forked-JVM test, 1 ms parks gave 124 and 70 MB/s of an intended 500) is made up
+     * at the next turn, so the rate is the intended one whenever the thread gets the few percent of a CPU
+     * that zeroing it takes.
+     */
     static void loop(List<SendTelemetry> conns, long millis, int bytesPerMilli) throws InterruptedException {
         Thread loop = new Thread(() -> {
-            long until = System.nanoTime() + millis * 1_000_000L;
-            while (System.nanoTime() < until) {
+            long start = System.nanoTime();
+            long until = start + millis * 1_000_000L;
+            long allocated = 0;
+            long now;
+            while ((now = System.nanoTime()) < until) {
                 for (SendTelemetry t : conns) {
                     long before = t.loopEnter();
                     t.datagramSent();
                     t.loopExit(before);
                 }
-                sink = new byte[bytesPerMilli];
+                for (long due = ((now - start) / 1_000_000L + 1) * bytesPerMilli; allocated < due; allocated += bytesPerMilli) {
+                    sink = new byte[bytesPerMilli];
+                }
                 java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
             }
         }, "test-loop");
