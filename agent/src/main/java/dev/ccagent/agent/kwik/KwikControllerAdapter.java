@@ -80,8 +80,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
     private Instant sendStamp;
 
     /** The send times of the packets of the ACK being processed (receiver thread; see {@link #takeSendTimes}). */
-    private long[] ackedSendTimes = new long[16];
-    private static final long[] NO_SEND_TIMES = new long[0];
+    private final KwikPacketTimes.Taken ackedSendTimes = new KwikPacketTimes.Taken();
 
     // the ACK being processed on the receiver thread (set by the LossDetector.onAckReceived advice)
     private long pendingAckTime;
@@ -262,7 +261,7 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
 
     @Override
     public void registerAcked(List<? extends PacketInfo> acked) {
-        long[] sent = takeSendTimes(acked);
+        KwikPacketTimes.Taken sent = takeSendTimes(acked);
         meter.acked(acked, sent);
         CongestionController d = delegate;
         if (d == null) {
@@ -286,15 +285,16 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
      * in one pass for both the meter and our controller; an index beyond the array has none. Only kwik's
      * receiver thread acknowledges packets, one ACK at a time, so one array serves every ACK. Never throws.
      */
-    private long[] takeSendTimes(List<? extends PacketInfo> acked) {
+    private KwikPacketTimes.Taken takeSendTimes(List<? extends PacketInfo> acked) {
         try {
-            return ackedSendTimes = times.take(acked, ackedSendTimes);
+            times.take(acked, ackedSendTimes);
         } catch (Throwable t) {
-            return NO_SEND_TIMES; // this ACK's packets give no RTT sample; their entries give way later
+            ackedSendTimes.clear(); // this ACK's packets give no RTT sample; their entries give way later
         }
+        return ackedSendTimes;
     }
 
-    private synchronized long oursAcked(List<? extends PacketInfo> acked, long[] sendTimes) {
+    private synchronized long oursAcked(List<? extends PacketInfo> acked, KwikPacketTimes.Taken sendTimes) {
         try {
             if (delegate != null || !assigned()) {
                 return TO_STOCK;
@@ -311,12 +311,12 @@ public final class KwikControllerAdapter implements CongestionController, Wakeup
                 removed += size;
                 if (p.getPnSpace() == PnSpace.App) {
                     long pn = KwikReflection.packetNumber(p);
-                    long recorded = KwikPacketTimes.taken(sendTimes, i);
+                    long recorded = sendTimes.at(i);
                     long sent = recorded != KwikPacketTimes.UNKNOWN ? Math.min(recorded, ackTime)
                             : times.converted(info.timeSent(), ackTime);
                     ev.addPacket(pn, sent, size);
-                    if (pn == pendingLargestAcked && recorded != KwikPacketTimes.UNKNOWN) {
-                        largestSent = sent; // a sample only from our own send time
+                    if (pn == pendingLargestAcked && sendTimes.rttSample(i)) {
+                        largestSent = sent; // a sample only from kwik's stamp, converted while trusted
                     }
                 }
             }

@@ -67,15 +67,15 @@ public final class KwikMeter implements ConnectionMeter.Owner {
     }
 
     /** {@code sendTimes}: the adapter's send times of {@code acked}, by index ({@link KwikPacketTimes#take}). */
-    void acked(List<? extends PacketInfo> acked, long[] sendTimes) {
+    void acked(List<? extends PacketInfo> acked, KwikPacketTimes.Taken sendTimes) {
         try {
             long now = System.nanoTime();
             for (int i = 0, n = acked.size(); i < n; i++) {
                 QuicPacket p = acked.get(i).packet();
                 long pn = KwikReflection.packetNumber(p);
-                long sent = KwikPacketTimes.taken(sendTimes, i);
-                // a packet the table lost gives no RTT sample (Long.MIN_VALUE is the meter's "none")
-                meter.acked(pn, sent != KwikPacketTimes.UNKNOWN ? Math.min(now, sent) : Long.MIN_VALUE, p.getSize());
+                // a packet the table lost, or whose stamp was not trusted, gives no RTT sample
+                // (Long.MIN_VALUE is the meter's "none")
+                meter.acked(pn, sendTimes.rttSample(i) ? Math.min(now, sendTimes.at(i)) : Long.MIN_VALUE, p.getSize());
             }
             meter.ackDone(now);
         } catch (Throwable ignored) {

@@ -39,6 +39,14 @@ import java.util.function.LongSupplier;
  * order that makes a delay between the readings err towards a longer RTT, never a shorter one: the
  * monotonic clock first for a send, the wall clock first for a receipt.
  *
+ * <p>A send time put in for an untrusted stamp is late by the same delays as above (the datagram's
+ * send, a preemption): an RTT sample from it would be too short, and a min RTT filter keeps the
+ * shortest. So such a packet is kept as {@linkplain Taken#rttSample estimated} and gives no RTT sample;
+ * its send time still serves everything else (loss, delivery rate). (The first send converted after
+ * any step is one, stamped before the step or just after it; before this rule, KwikClockStepTest once
+ * measured a min RTT of 49.905 ms on a link whose propagation delay is 50 ms.) An untrusted receive time
+ * errs the other way, towards a longer sample, and is kept.
+ *
  * <p>Threads: kwik's sender records, its receiver and loss-detection timer look up and forget; every
  * method takes this object's monitor (uncontended in the common case). Nothing here allocates except
  * the table's growth (doubling, at most {@link #MAX_CAPACITY} entries).
@@ -47,6 +55,8 @@ final class KwikPacketTimes {
 
     /** Answer of {@link #recorded} for a packet the table does not hold. */
     static final long UNKNOWN = Long.MIN_VALUE;
+    /** Answer of {@link #convert} for a stamp that cannot be trusted. */
+    private static final long UNTRUSTED = Long.MIN_VALUE;
 
     static final int INITIAL_CAPACITY = 32;
     /** 16,384 packets in flight (about 20 MB): 1.6 Gbit/s at 100 ms; beyond, the oldest entries give way. */
@@ -61,6 +71,8 @@ final class KwikPacketTimes {
 
     private long[] keys;
     private long[] times;
+    /** Per entry: its time was put in for a stamp that could not be trusted, not converted from it. */
+    private boolean[] estimated;
     private int occupied;
     /** kwik's wall clock ({@code Clock.systemUTC()}, which kwik stamps with); the test's own in unit tests. */
     private final Clock wallClock;
@@ -83,6 +95,7 @@ final class KwikPacketTimes {
         this.monoClock = monoClock;
         keys = new long[INITIAL_CAPACITY];
         times = new long[INITIAL_CAPACITY];
+        estimated = new boolean[INITIAL_CAPACITY];
         java.util.Arrays.fill(keys, EMPTY);
         long mono = monoClock.getAsLong();
         startOffset = epochNanos(wallClock.instant()) - mono;
@@ -102,17 +115,36 @@ final class KwikPacketTimes {
 
     /**
      * kwik is registering the packet {@code key} that it stamped {@code stamp} (null: no stamp seen, the
-     * packet counts as sent now): converts, keeps and returns its send time.
+     * packet counts as sent now): converts, keeps and returns its send time. A stamp that cannot be
+     * trusted counts as sent now too, and the packet gives no RTT sample (see the class comment).
      */
     synchronized long sent(long key, Instant stamp) {
         long mono = monoClock.getAsLong(); // first: a delay before the wall clock's reading makes the send earlier
-        long at = stamp != null ? convert(stamp, epochNanos(wallClock.instant()), mono) : mono;
-        record(key, at);
+        if (stamp == null) {
+            // no stamp at all (kwik's stamp advice did not run): our registration time is the only
+            // figure, and the RTT samples it gives are all there is
+            record(key, mono, false);
+            return mono;
+        }
+        long at = convert(stamp, epochNanos(wallClock.instant()), mono);
+        boolean untrusted = at == UNTRUSTED;
+        if (untrusted) {
+            at = mono;
+        }
+        record(key, at, untrusted);
         return at;
     }
 
-    /** Keeps {@code at} as the send time of {@code key}. */
+    /** Keeps {@code at} as the send time of {@code key}, a converted stamp. */
     synchronized void record(long key, long at) {
+        record(key, at, false);
+    }
+
+    /**
+     * Keeps {@code at} as the send time of {@code key}; {@code estimated}: not kwik's stamp but a time
+     * put in for it, which gives no RTT sample.
+     */
+    synchronized void record(long key, long at, boolean estimated) {
         if (key < 0) {
             return;
         }
@@ -125,6 +157,7 @@ final class KwikPacketTimes {
         }
         keys[i] = key; // an entry still there is older than a table's worth of packets: it gives way
         times[i] = at;
+        this.estimated[i] = estimated;
     }
 
     /** When {@code key} was sent, or {@link #UNKNOWN}. */
@@ -143,20 +176,58 @@ final class KwikPacketTimes {
     }
 
     /**
-     * The send times of {@code packets}, just acknowledged, looked up and forgotten in one pass:
-     * {@code into[i]} is packet i's, or {@link #UNKNOWN}. Returns {@code into}, or a larger array when
-     * it is too small (rare: an ACK of more packets than any before).
+     * The send times of one ACK's packets ({@link #take}), by their index in the ACK: one instance
+     * per connection, reused for every ACK (kwik's receiver thread processes one at a time).
      */
-    synchronized long[] take(List<? extends PacketInfo> packets, long[] into) {
+    static final class Taken {
+        private long[] at = new long[16];
+        private boolean[] estimated = new boolean[16];
+        private int count;
+
+        /** Packet {@code i}'s send time, or {@link #UNKNOWN} (not in the table, or beyond the last taken). */
+        long at(int i) {
+            return i < count ? at[i] : UNKNOWN;
+        }
+
+        /**
+         * Packet {@code i}'s send time may give an RTT sample: it is known and it is kwik's stamp, not a
+         * time put in for a stamp that could not be trusted.
+         */
+        boolean rttSample(int i) {
+            return i < count && at[i] != UNKNOWN && !estimated[i];
+        }
+
+        /** No send times (an ACK whose lookup failed). */
+        void clear() {
+            count = 0;
+        }
+
+        int capacity() {
+            return at.length;
+        }
+    }
+
+    /**
+     * Looks up and forgets the send times of {@code packets}, just acknowledged, in one pass, into
+     * {@code into} (grown when it is too small: rare, an ACK of more packets than any before).
+     */
+    synchronized void take(List<? extends PacketInfo> packets, Taken into) {
+        into.count = 0;
         int n = packets.size();
-        long[] out = into.length >= n ? into : new long[Math.max(n, 2 * into.length)];
+        if (into.at.length < n) {
+            int size = Math.max(n, 2 * into.at.length);
+            into.at = new long[size];
+            into.estimated = new boolean[size];
+        }
         for (int j = 0; j < n; j++) {
-            out[j] = UNKNOWN;
+            into.at[j] = UNKNOWN;
+            into.estimated[j] = false;
             try {
                 long key = key(packets.get(j).packet());
                 int i = index(key, keys.length);
                 if (key >= 0 && keys[i] == key) {
-                    out[j] = times[i];
+                    into.at[j] = times[i];
+                    into.estimated[j] = estimated[i];
                     keys[i] = EMPTY;
                     occupied--;
                 }
@@ -164,12 +235,7 @@ final class KwikPacketTimes {
                 // no send time for this one: it gives no RTT sample
             }
         }
-        return out;
-    }
-
-    /** Packet {@code i}'s send time in an answer of {@link #take}; an index beyond it has none. */
-    static long taken(long[] sendTimes, int i) {
-        return i < sendTimes.length ? sendTimes[i] : UNKNOWN;
+        into.count = n;
     }
 
     /**
@@ -217,10 +283,10 @@ final class KwikPacketTimes {
         }
         long at = convert(timeReceived, wall, mono);
         long largestSent = recorded(key(largestAcknowledged, APP));
-        return largestSent != UNKNOWN && at < largestSent ? mono : at;
+        return at == UNTRUSTED || largestSent != UNKNOWN && at < largestSent ? mono : at;
     }
 
-    /** {@code stamp} on the monotonic clock, given both clocks' readings now; {@code mono} when not trusted. */
+    /** {@code stamp} on the monotonic clock, given both clocks' readings now; {@link #UNTRUSTED} when not trusted. */
     private long convert(Instant stamp, long wall, long mono) {
         long offset = wall - mono;
         if (Math.abs(offset - lastOffset) > STEP_TOLERANCE_NANOS + Math.max(0, mono - lastCheck) / SLEW_DIVISOR) {
@@ -231,7 +297,7 @@ final class KwikPacketTimes {
         lastCheck = mono;
         long age = wall - epochNanos(stamp);
         long at = mono - age;
-        return age < 0 || at < stepSeenAt ? mono : at;
+        return age < 0 || at < stepSeenAt ? UNTRUSTED : at;
     }
 
     /** Wall-clock steps seen. */
@@ -246,9 +312,11 @@ final class KwikPacketTimes {
     private void grow() {
         long[] oldKeys = keys;
         long[] oldTimes = times;
+        boolean[] oldEstimated = estimated;
         int n = oldKeys.length * 2;
         long[] k = new long[n];
         long[] t = new long[n];
+        boolean[] e = new boolean[n];
         java.util.Arrays.fill(k, EMPTY);
         for (int j = 0; j < oldKeys.length; j++) {
             if (oldKeys[j] != EMPTY) {
@@ -256,10 +324,12 @@ final class KwikPacketTimes {
                 int i = index(oldKeys[j], n);
                 k[i] = oldKeys[j];
                 t[i] = oldTimes[j];
+                e[i] = oldEstimated[j];
             }
         }
         keys = k;
         times = t;
+        estimated = e;
     }
 
     /**

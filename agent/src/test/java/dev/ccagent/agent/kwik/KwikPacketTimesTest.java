@@ -15,7 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class KwikPacketTimesTest {
@@ -129,13 +129,62 @@ class KwikPacketTimesTest {
     }
 
     @Test
-    void aSendStampFromBeforeAStepGivesWayToTheRegistrationTime() {
+    void aSendStampFromBeforeAStepGivesWayToTheRegistrationTimeAndNoRttSample() {
         c.pass(10 * MS);
         Instant stamp = c.stamp(0);
         c.wall.epochNanos += 1_000 * MS;
         c.pass(20_000);
         assertEquals(c.mono, t.sent(KwikPacketTimes.key(1, APP), stamp));
         assertEquals(1, t.steps());
+        KwikPacketTimes.Taken taken = new KwikPacketTimes.Taken();
+        t.take(List.of(info(1)), taken);
+        assertEquals(c.mono, taken.at(0), "its send time still serves loss and delivery rate");
+        assertFalse(taken.rttSample(0), "20 us late: a sample from it would be 20 us short");
+    }
+
+    /**
+     * The first conversion after a step sees the step, and distrusts its own stamp even when kwik took it
+     * after the step: the registration time put in for it is late by the datagram's send, which gave
+     * KwikClockStepTest a min RTT of 49.905 ms on a 50 ms link. Such a packet gives no RTT sample; the next
+     * ones, stamped after the step was seen, give theirs again.
+     */
+    @Test
+    void onlyStampsConvertedWhileTrustedGiveRttSamples() {
+        for (long step : new long[]{+1_000 * MS, -1_000 * MS}) {
+            Clocks c = new Clocks();
+            KwikPacketTimes t = c.times();
+            c.pass(10 * MS);
+            t.sent(KwikPacketTimes.key(1, APP), c.stamp(30_000));
+            c.wall.epochNanos += step;
+            Instant afterStep = c.stamp(0);
+            c.pass(700_000); // kwik stamped packet 2 after the step, and sent it: 0.7 ms before it registers it
+            assertEquals(c.mono, t.sent(KwikPacketTimes.key(2, APP), afterStep), "step " + step);
+            c.pass(50_000);
+            long third = c.mono - 30_000;
+            assertEquals(third, t.sent(KwikPacketTimes.key(3, APP), c.stamp(30_000)), "step " + step);
+            assertEquals(1, t.steps(), "step " + step);
+            KwikPacketTimes.Taken taken = new KwikPacketTimes.Taken();
+            t.take(List.of(info(1), info(2), info(3)), taken);
+            assertTrue(taken.rttSample(0), "before the step, converted before it: " + step);
+            assertFalse(taken.rttSample(1), "converted when the step was seen: " + step);
+            assertTrue(taken.rttSample(2), "stamped and converted after the step was seen: " + step);
+            assertEquals(third, taken.at(2));
+        }
+    }
+
+    @Test
+    void aPacketRegisteredWithoutAStampGivesSamplesFromItsRegistration() {
+        // no stamp advice ran: the registration time is the only figure there is
+        t.sent(KwikPacketTimes.key(1, APP), null);
+        KwikPacketTimes.Taken taken = new KwikPacketTimes.Taken();
+        t.take(List.of(info(1)), taken);
+        assertTrue(taken.rttSample(0));
+    }
+
+    private static PacketInfo info(long pn) {
+        QuicPacket p = new ShortHeaderPacket(Version.getDefault(), new byte[8], new PingFrame());
+        p.setPacketNumber(pn);
+        return new PacketInfo(Instant.EPOCH, p, lost -> { });
     }
 
     @Test
@@ -195,22 +244,29 @@ class KwikPacketTimesTest {
     void takeAnswersAndForgetsAnAcksPacketsInOnePass() {
         List<PacketInfo> ack = new ArrayList<>();
         for (long pn = 0; pn < 20; pn++) {
-            QuicPacket p = new ShortHeaderPacket(Version.getDefault(), new byte[8], new PingFrame());
-            p.setPacketNumber(pn);
+            PacketInfo info = info(pn);
             if (pn != 7) { // packet 7 was never registered
-                t.record(KwikPacketTimes.key(p), 1_000 + pn);
+                t.record(KwikPacketTimes.key(info.packet()), 1_000 + pn, pn == 9);
             }
-            ack.add(new PacketInfo(Instant.EPOCH, p, lost -> { }));
+            ack.add(info);
         }
-        long[] small = new long[4];
-        long[] taken = t.take(ack, small);
-        assertTrue(taken.length >= 20, "a larger array for a larger ACK");
+        KwikPacketTimes.Taken taken = new KwikPacketTimes.Taken();
+        assertEquals(16, taken.capacity());
+        t.take(ack, taken);
+        assertTrue(taken.capacity() >= 20, "larger arrays for a larger ACK");
         for (int i = 0; i < 20; i++) {
-            assertEquals(i == 7 ? KwikPacketTimes.UNKNOWN : 1_000 + i, KwikPacketTimes.taken(taken, i));
+            assertEquals(i == 7 ? KwikPacketTimes.UNKNOWN : 1_000 + i, taken.at(i));
+            assertEquals(i != 7 && i != 9, taken.rttSample(i), "packet " + i);
             assertEquals(KwikPacketTimes.UNKNOWN, t.recorded(KwikPacketTimes.key(i, APP)), "forgotten: " + i);
         }
-        assertEquals(KwikPacketTimes.UNKNOWN, KwikPacketTimes.taken(new long[0], 0));
-        assertSame(taken, t.take(ack.subList(0, 3), taken), "a large enough array is reused");
+        assertEquals(KwikPacketTimes.UNKNOWN, taken.at(20));
+        int capacity = taken.capacity();
+        t.take(ack.subList(0, 3), taken);
+        assertEquals(capacity, taken.capacity(), "large enough arrays are reused");
+        assertEquals(KwikPacketTimes.UNKNOWN, taken.at(3), "only this ACK's packets");
+        assertFalse(taken.rttSample(3));
+        taken.clear();
+        assertEquals(KwikPacketTimes.UNKNOWN, taken.at(0));
     }
 
     @Test
