@@ -58,7 +58,8 @@ class NettyVersionsTest {
         assertOneConnection(r, "algorithm=bbr quiche-id=4 quiche=0.25.0", QuicheEvidence.Window::assertNotReno);
         long ahead = r.number("netty path side=server", "aheadSendTimes");
         long seen = r.number("netty path side=server", "sendTimes");
-        assertTrue(seen > 500 && ahead > seen / 10, "bbr: " + ahead + " of " + seen + " send times ahead");
+        // a hundredth, as NettyQuicAgentTest.forcedAlgorithmsRunInQuiche's bound (why there)
+        assertTrue(seen > 500 && ahead > seen / 100, "bbr: " + ahead + " of " + seen + " send times ahead");
     }
 
     /** 4.2.18 (quiche 0.29.3), the newest with a served linux-x86_64 native jar: forced reno over cubic. */
