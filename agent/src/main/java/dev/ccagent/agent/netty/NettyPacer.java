@@ -97,7 +97,9 @@ final class NettyPacer extends ChannelDuplexHandler {
     private ChannelHandlerContext ctx;
     /** The armed wake-up, else null (package-private: a test loses it). */
     ScheduledFuture<?> timer;
+    /** The deadline the armed wake-up was asked for (a head's time less the timer's lead), and when it should run. */
     private long timerDeadline;
+    private long timerDue;
     private boolean draining;
     /** After channelInactive/handlerRemoved: nothing queues any more. */
     private boolean closed;
@@ -140,6 +142,14 @@ final class NettyPacer extends ChannelDuplexHandler {
         /** When {@link #count} last went from 0 to 1 ({@link System#nanoTime()}). */
         long since;
         /**
+         * What asks a channel's send loop to run ({@code QuicheQuicChannel.connectionSendAndFlush}); a unit
+         * test's own.
+         */
+        static java.util.function.Consumer<Channel> sendNow = NettyPacingHooks::sendNow;
+        /** The check {@link #watch} schedules (made once per channel), and whether one is scheduled. */
+        private Runnable check;
+        private boolean watched;
+        /**
          * Test-only fault injection, {@code -Dccagent.test.netty-fail=send-loop-hold} (may be one of a
          * comma-separated list): the JVM's 50th hold is counted twice and released once, as if a release were lost.
          */
@@ -161,6 +171,39 @@ final class NettyPacer extends ChannelDuplexHandler {
             if (count > 0) {
                 count--;
             }
+        }
+
+        /**
+         * A connectionSend was skipped for this hold: makes sure that the hold is looked at again when it
+         * turns {@link #MAX_HOLD_NANOS} old, even if no connectionSend comes by then. With nothing in
+         * flight none would: no ACK arrives and quiche arms no timer but the idle one, so a lost release
+         * used to last until the idle timeout (NettyFallbackTest, 3 runs of 25: the server had everything it
+         * sent acknowledged and sent nothing more for 15 s). One scheduled check per channel at a time
+         * (event-loop thread only, as every method here).
+         */
+        void watch(Channel channel) {
+            if (watched) {
+                return;
+            }
+            if (check == null) {
+                check = () -> check(channel);
+            }
+            watched = true;
+            // 1 ms past the bound, so that the check finds the hold over it
+            long delay = Math.max(0, since + MAX_HOLD_NANOS - System.nanoTime()) + 1_000_000L;
+            channel.eventLoop().schedule(check, delay, TimeUnit.NANOSECONDS);
+        }
+
+        private void check(Channel channel) {
+            watched = false;
+            if (count <= 0 || !channel.isOpen()) {
+                return;
+            }
+            if (System.nanoTime() - since <= MAX_HOLD_NANOS) {
+                watch(channel); // a later hold: looked at again at its own bound
+                return;
+            }
+            sendNow.accept(channel); // its connectionSend finds the hold over the bound (held()) and runs
         }
 
         /**
@@ -267,7 +310,7 @@ final class NettyPacer extends ChannelDuplexHandler {
                 overCap++;
             }
             if (!draining) {
-                if (timer != null && now - timerDeadline > MAX_HOLD_NANOS) {
+                if (timer != null && now - timerDue > MAX_HOLD_NANOS) {
                     lostWakeUp();
                 }
                 arm(q.headAt() - TIMER_LEAD_NANOS, now);
@@ -306,6 +349,9 @@ final class NettyPacer extends ChannelDuplexHandler {
             timer = null;
         }
         long delay = Math.max(0, deadline - now);
+        // when it should run: for a head already late (a queue behind a lost wake-up) now, not the head's time,
+        // or the next write would take this fresh wake-up for a lost one too (it did, a millisecond later)
+        timerDue = now + delay;
         if (TEST_LOSES_WAKEUP && TEST_ARMED.incrementAndGet() == TEST_LOST_WAKEUP) {
             delay = TimeUnit.DAYS.toNanos(1);
         }

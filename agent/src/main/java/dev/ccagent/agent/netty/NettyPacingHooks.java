@@ -133,12 +133,26 @@ final class NettyPacingHooks {
             NettyPacer.SendLoopHold held = NettyPacer.heldOf(ch, false);
             if (held != null && held.held()) {
                 SLOT.get().skippedSends++;
+                held.watch(ch);
                 return true;
             }
             return false;
         } catch (Throwable t) {
             AgentRuntime.recordFallback("netty send skip", t);
             return false;
+        }
+    }
+
+    /**
+     * Asks {@code channel}'s send loop to run now ({@code QuicheQuicChannel.connectionSendAndFlush}, on its
+     * event loop): for a send-loop hold that no connectionSend came to end ({@link NettyPacer.SendLoopHold#watch}).
+     * Never throws; a failure is one fallback (the hold then ends at the next connectionSend, as before).
+     */
+    static void sendNow(io.netty.channel.Channel channel) {
+        try {
+            NettyQuiche.of(channel.getClass()).sendNow(channel);
+        } catch (Throwable t) {
+            AgentRuntime.recordFallback("netty send-loop hold check", t);
         }
     }
 

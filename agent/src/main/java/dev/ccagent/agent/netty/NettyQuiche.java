@@ -52,6 +52,9 @@ final class NettyQuiche {
     /** A problem resolving the natives: nothing is changed for this package. */
     final String broken;
     private final MethodHandle readByte;
+    /** QuicheQuicChannel.connectionSendAndFlush(), null when this Netty has none ({@link #sendNowProblem}). */
+    private final MethodHandle sendAndFlush;
+    private final String sendNowProblem;
     /** Null when quiche_send_info.at sits where the pacer reads it (offsets 272/280, 64-bit time_t). */
     String sendTimeProblem;
     /** Where this quiche keeps a config's settings, found at first use ({@link NettyConfigLayout#of}). */
@@ -102,6 +105,16 @@ final class NettyQuiche {
         this.setCwnd = cw;
         this.setHystart = hs;
         this.readByte = rb;
+        MethodHandle saf = null;
+        String sendProblem = null;
+        try {
+            Class<?> channel = Class.forName(packageName + ".QuicheQuicChannel", false, loader);
+            saf = MethodHandles.lookup().unreflect(declared(channel, "connectionSendAndFlush"));
+        } catch (Throwable t) {
+            sendProblem = t.toString();
+        }
+        this.sendAndFlush = saf;
+        this.sendNowProblem = sendProblem;
         this.nettyReno = r;
         this.nettyCubic = c;
         this.nettyBbr = b;
@@ -204,6 +217,15 @@ final class NettyQuiche {
 
     void setHystart(long config, boolean on) throws Throwable {
         setHystart.invokeExact(config, on);
+    }
+
+    /** Runs {@code channel}'s send loop now (a QuicheQuicChannel of this package; on its event loop). */
+    void sendNow(Object channel) throws Throwable {
+        if (sendAndFlush == null) {
+            throw new IllegalStateException("no QuicheQuicChannel.connectionSendAndFlush() in " + packageName + ": "
+                    + sendNowProblem);
+        }
+        sendAndFlush.invoke(channel);
     }
 
     /** Copies native memory (a connection id) into a new array. */

@@ -7,6 +7,8 @@ import io.netty.channel.DefaultChannelId;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -95,6 +97,49 @@ class NettyChannelPacingTest {
         assertEquals(fallbacks + 1, AgentRuntime.fallbacks());
         quic.finishAndReleaseAll();
         udp.finishAndReleaseAll();
+    }
+
+    /**
+     * A lost release with nothing in flight: no ACK and no quiche timer calls connectionSend, so the skip
+     * check alone never sees the hold pass its bound (NettyFallbackTest's download then waited for its idle
+     * timeout, 3 runs of 25). The first skipped connectionSend schedules a check at the bound on the channel's
+     * event loop; the check asks the send loop to run, whose skip check ends the hold with one fallback.
+     */
+    @Test
+    void aHoldThatNoConnectionSendComesToIsEndedAtItsBound() {
+        EmbeddedChannel udp = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
+        udp.pipeline().addFirst(NettyPacer.NAME, new NettyPacer(16 * 1024));
+        EmbeddedChannel quic = quicChannelOf(udp);
+        quic.freezeTime();
+        NettyPacer.SendLoopHold hold = NettyPacer.heldOf(quic, true);
+        java.util.function.Consumer<io.netty.channel.Channel> real = NettyPacer.SendLoopHold.sendNow;
+        List<Boolean> sends = new java.util.ArrayList<>();
+        // what connectionSend does first: our skip check (true: skipped)
+        NettyPacer.SendLoopHold.sendNow = ch -> sends.add(NettyHooks.skipSend(ch));
+        try {
+            hold.hold(System.nanoTime());
+            hold.count++; // a release that never comes
+            assertTrue(NettyHooks.skipSend(quic));
+            assertTrue(NettyHooks.skipSend(quic), "skipped twice: one check scheduled");
+            quic.advanceTimeBy(500, TimeUnit.MILLISECONDS);
+            quic.runScheduledPendingTasks();
+            assertEquals(List.of(), sends, "nothing before the bound");
+            hold.release(); // the held datagram left; the lost release keeps the count at 1
+            long fallbacks = AgentRuntime.fallbacks();
+            hold.since -= 1_500_000_000L; // the hold's age on the real clock, past the bound
+            quic.advanceTimeBy(502, TimeUnit.MILLISECONDS);
+            quic.runScheduledPendingTasks();
+            assertEquals(List.of(false), sends, "the check at the bound ran the send loop, which was not skipped");
+            assertEquals(0, hold.count);
+            assertEquals(fallbacks + 1, AgentRuntime.fallbacks(), "the given-up hold was not one fallback");
+            quic.advanceTimeBy(5, TimeUnit.SECONDS);
+            quic.runScheduledPendingTasks();
+            assertEquals(List.of(false), sends, "one check per hold");
+        } finally {
+            NettyPacer.SendLoopHold.sendNow = real;
+            quic.finishAndReleaseAll();
+            udp.finishAndReleaseAll();
+        }
     }
 
     /** A QUIC channel whose path stats the test sets (as quiche would report them). */
