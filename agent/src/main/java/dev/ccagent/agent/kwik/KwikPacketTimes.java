@@ -135,11 +135,6 @@ final class KwikPacketTimes {
         return at;
     }
 
-    /** Keeps {@code at} as the send time of {@code key}, a converted stamp. */
-    synchronized void record(long key, long at) {
-        record(key, at, false);
-    }
-
     /**
      * Keeps {@code at} as the send time of {@code key}; {@code estimated}: not kwik's stamp but a time
      * put in for it, which gives no RTT sample.

@@ -46,12 +46,12 @@ import java.util.concurrent.TimeUnit;
  * timer is re-armed in a {@code finally}, and when it cannot be (event loop shutting down) everything
  * queued is written at once. A datagram is written or released exactly once.
  *
- * <p>Liveness, two bounds of {@link #MAX_HOLD_NANOS}: a send loop held longer than that runs again at its
- * next {@code connectionSend} ({@link SendLoopHold}: quiche's own timer or a received datagram calls it), and
+ * <p>Liveness, two bounds of {@link #MAX_HOLD_NANOS}: a send loop held longer than that runs again
+ * ({@link SendLoopHold}: at its next {@code connectionSend}, or at the bound by a check the first skipped
+ * one scheduled, for a connection with nothing in flight that no ACK or quiche timer would send again), and
  * a wake-up more overdue than that (lost, or the event loop was blocked that long) is armed again at the
  * pacer's next write, due now. Each is one fallback line and its JFR event; nothing queued is dropped or
- * reordered. So a lost wake-up or release costs a connection about a second plus the wait for its next
- * {@code connectionSend} or write, not its download.
+ * reordered. So a lost wake-up or release costs a connection about a second, not its download.
  */
 final class NettyPacer extends ChannelDuplexHandler {
 

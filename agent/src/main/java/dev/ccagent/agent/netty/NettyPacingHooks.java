@@ -118,7 +118,8 @@ final class NettyPacingHooks {
      * its write. That write's completion calls {@code connectionSend} again, so nothing is lost; in the
      * meantime quiche is not asked for datagrams it would stamp as sent long before they leave (which
      * inflated its RTT samples and BBR's view of in-flight data). Never skips a closing channel, nor one
-     * held longer than {@link NettyPacer#MAX_HOLD_NANOS} (a lost release: see {@link NettyPacer.SendLoopHold#held}).
+     * held longer than {@link NettyPacer#MAX_HOLD_NANOS} (a lost release: see {@link NettyPacer.SendLoopHold#held});
+     * a skip makes sure the hold is looked at again at that bound ({@link NettyPacer.SendLoopHold#watch}).
      */
     static boolean skipSend(Object channel) {
         try {

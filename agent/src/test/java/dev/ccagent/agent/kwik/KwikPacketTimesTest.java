@@ -215,7 +215,7 @@ class KwikPacketTimesTest {
     void theTableGrowsWithThePacketsInFlightAndGivesWayAtItsBound() {
         int inFlight = 1_000;
         for (long pn = 0; pn < inFlight; pn++) {
-            t.record(KwikPacketTimes.key(pn, APP), 1_000 + pn);
+            t.record(KwikPacketTimes.key(pn, APP), 1_000 + pn, false);
         }
         for (long pn = 0; pn < inFlight; pn++) {
             assertEquals(1_000 + pn, t.recorded(KwikPacketTimes.key(pn, APP)));
@@ -223,7 +223,7 @@ class KwikPacketTimesTest {
         assertEquals(2_048, t.capacity());
         // a steady window: a million packets, each acknowledged 1,000 packets later, keep the table as it is
         for (long pn = inFlight; pn < 1_000_000; pn++) {
-            t.record(KwikPacketTimes.key(pn, APP), pn);
+            t.record(KwikPacketTimes.key(pn, APP), pn, false);
             long old = KwikPacketTimes.key(pn - inFlight, APP);
             assertTrue(t.recorded(old) != KwikPacketTimes.UNKNOWN, "lost " + (pn - inFlight));
             t.forget(old);
@@ -232,7 +232,7 @@ class KwikPacketTimesTest {
         // beyond the bound the oldest give way
         KwikPacketTimes full = new Clocks().times();
         for (long pn = 0; pn < 2L * KwikPacketTimes.MAX_CAPACITY; pn++) {
-            full.record(KwikPacketTimes.key(pn, APP), pn);
+            full.record(KwikPacketTimes.key(pn, APP), pn, false);
         }
         assertEquals(KwikPacketTimes.MAX_CAPACITY, full.capacity());
         assertEquals(KwikPacketTimes.UNKNOWN, full.recorded(KwikPacketTimes.key(0, APP)));
@@ -272,7 +272,7 @@ class KwikPacketTimesTest {
     @Test
     void spacesDoNotShareEntries() {
         for (int space = 0; space < 3; space++) {
-            t.record(KwikPacketTimes.key(0, space), 100 + space);
+            t.record(KwikPacketTimes.key(0, space), 100 + space, false);
         }
         for (int space = 0; space < 3; space++) {
             assertEquals(100 + space, t.recorded(KwikPacketTimes.key(0, space)));
