@@ -32,6 +32,24 @@ import dev.ccagent.cc.AckEvent;
  * the ones the next ACKs acknowledge: no sample, no round, STARTUP never ended.) Packets acknowledged out of order, twice, after
  * being declared lost, or never tracked are handled by lookup: an absent entry gives nothing.
  * Allocation free except for that growth; not thread-safe.
+ *
+ * <p><b>Overestimate avoidance</b> ({@link #setOverestimateAvoidance}, off unless the algorithm
+ * turns it on), after Chromium's and quiche's sampler ({@code bandwidth_sampler.rs},
+ * {@code choose_a0_point}, {@code enable_overestimate_avoidance} in quiche's BBRv2): when ACKs
+ * arrive in bursts, the packet sent in reply to a burst's first ACK records that instant as its
+ * delivered time, and the rest of the same burst then counts as delivered inside the sample's
+ * interval: such a sample reads up to a burst's worth too high, and the max filter keeps the
+ * highest (23.8 Mbit/s on a 20 Mbit/s link with ACKs released every 20 ms). With avoidance on,
+ * the start of each ACK aggregation epoch (an ACK after which the epoch's ACKed bytes no longer
+ * exceed twice the rate given to {@link #onAckEventEnd}, the factor quiche uses with avoidance
+ * on) remembers the last ACK point before it (time and delivered bytes) as an "A0" candidate,
+ * and a sample is at most the ACK rate from the latest candidate at or before the sampled
+ * packet's own delivered count: from the end of the previous burst, not from inside the current
+ * one. quiche takes that ACK rate (with the send rate) in place of the draft's sample; here it
+ * can only lower the draft's sample, so that it corrects this overestimate and nothing else
+ * (from an older point the rate can also come out higher than the draft's, where the draft's
+ * ACK interval was the longer one).
+ * {@link #sampleDelivered()} and {@link #sampleInterval()} stay the draft's.
  */
 public final class BandwidthSampler {
 
@@ -71,6 +89,25 @@ public final class BandwidthSampler {
     private long appLimitedUntil;
     private long lastSentPacket = -1;
     private long largestAckedPacket = -1;
+
+    // ---- overestimate avoidance: A0 candidates and the aggregation epoch that makes them ----
+    /** A0 candidates kept; older ones are forgotten when more arrive (quiche keeps a queue). */
+    static final int A0_CANDIDATES = 32;
+    /** ACKed bytes above this multiple of the estimate keep an aggregation epoch going (quiche: 2.0). */
+    static final double EPOCH_THRESHOLD = 2.0;
+    private boolean overestimateAvoidance;
+    private final long[] a0Time = new long[A0_CANDIDATES];
+    private final long[] a0Delivered = new long[A0_CANDIDATES];
+    private int a0First;
+    private int a0Count;
+    /** The last ACK point (time, delivered after it) and the last one with an earlier time. */
+    private long pointTime = Long.MIN_VALUE;
+    private long pointDelivered;
+    private long earlierPointTime = Long.MIN_VALUE;
+    private long earlierPointDelivered;
+    private long epochStart = Long.MIN_VALUE;
+    private long epochBytes;
+    private long lastSentBeforeEpoch = -1;
 
     // ---- the last ACK's rate sample ("rs") ----
     private boolean hasPacket;
@@ -141,6 +178,13 @@ public final class BandwidthSampler {
             // A new flight after quiescence: both intervals start now (the draft's "A0 point").
             firstSentTime = now;
             deliveredTime = now;
+            if (overestimateAvoidance) {
+                a0Count = 0;
+                pointTime = now;
+                pointDelivered = delivered;
+                earlierPointTime = Long.MIN_VALUE;
+                pushA0(now, delivered);
+            }
         }
         lastSentPacket = Math.max(lastSentPacket, packetNumber);
         if (tracked == 0) {
@@ -292,6 +336,11 @@ public final class BandwidthSampler {
         sampleDelivered = 0;
         sampleInterval = 0;
         newlyAcked = 0;
+        if (overestimateAvoidance && now > pointTime) {
+            earlierPointTime = pointTime;
+            earlierPointDelivered = pointDelivered;
+            pointTime = now;
+        }
         int n = ack.count();
         for (int k = 0; k < n; k++) {
             long pn = ack.packetNumber(k);
@@ -331,6 +380,9 @@ public final class BandwidthSampler {
         if (appLimitedUntil != 0 && delivered > appLimitedUntil) {
             appLimitedUntil = 0;
         }
+        if (overestimateAvoidance) {
+            pointDelivered = delivered;
+        }
         if (!hasPacket) {
             return;
         }
@@ -345,11 +397,88 @@ public final class BandwidthSampler {
             return; // shorter than a round trip: ACK compression, not a rate
         }
         double rate = sampleDelivered * 1e9 / interval;
+        if (overestimateAvoidance) {
+            int c = chooseA0(samplePriorDelivered);
+            if (c >= 0 && now > a0Time[c]) {
+                // the ACK rate from the end of an earlier aggregation epoch, where it is lower
+                rate = Math.min(rate, (delivered - a0Delivered[c]) * 1e9 / (now - a0Time[c]));
+            }
+        }
         if (!(rate >= 1)) {
             return; // rounds to zero: never a sample
         }
         sampleRate = rate >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) rate;
         rateValid = true;
+    }
+
+    /**
+     * Turns overestimate avoidance on or off (see the class comment); before the first packet.
+     */
+    public void setOverestimateAvoidance(boolean on) {
+        overestimateAvoidance = on;
+    }
+
+    public boolean overestimateAvoidance() {
+        return overestimateAvoidance;
+    }
+
+    /**
+     * The end of an ACK's processing, with the rate (bytes/s) above which ACKs count as
+     * aggregated (bbr3: its estimate times its pacing gain, so that STARTUP's ACKs, which
+     * arrive at up to 2.77 times an estimate a round behind, are not taken for aggregation):
+     * tracks the ACK aggregation epoch and, where a new one starts, keeps the last ACK point
+     * before this ACK as an A0 candidate. Does nothing with avoidance off.
+     */
+    public void onAckEventEnd(long bandwidth, long now) {
+        if (!overestimateAvoidance || newlyAcked <= 0) {
+            return;
+        }
+        boolean newEpoch = epochStart == Long.MIN_VALUE
+                // a packet sent after the epoch began was acknowledged: a round has passed (quiche)
+                || largestAckedPacket > lastSentBeforeEpoch
+                || epochBytes <= EPOCH_THRESHOLD * bandwidth * ((now - epochStart) / 1e9);
+        if (!newEpoch) {
+            epochBytes += newlyAcked;
+            return;
+        }
+        epochStart = now;
+        epochBytes = newlyAcked;
+        lastSentBeforeEpoch = lastSentPacket;
+        if (earlierPointTime != Long.MIN_VALUE) {
+            pushA0(earlierPointTime, earlierPointDelivered);
+        }
+    }
+
+    private void pushA0(long time, long deliveredThen) {
+        if (a0Count > 0) {
+            int last = (a0First + a0Count - 1) % A0_CANDIDATES;
+            if (a0Delivered[last] >= deliveredThen) {
+                return; // no newer than the last candidate
+            }
+        }
+        if (a0Count == A0_CANDIDATES) {
+            a0First = (a0First + 1) % A0_CANDIDATES;
+            a0Count--;
+        }
+        int i = (a0First + a0Count) % A0_CANDIDATES;
+        a0Time[i] = time;
+        a0Delivered[i] = deliveredThen;
+        a0Count++;
+    }
+
+    /**
+     * The latest A0 candidate with at most {@code priorDelivered} bytes delivered, dropping the
+     * candidates before it (later samples are of later packets); -1 when there is none.
+     */
+    private int chooseA0(long priorDelivered) {
+        while (a0Count > 1 && a0Delivered[(a0First + 1) % A0_CANDIDATES] <= priorDelivered) {
+            a0First = (a0First + 1) % A0_CANDIDATES;
+            a0Count--;
+        }
+        if (a0Count == 0 || a0Delivered[a0First] > priorDelivered) {
+            return -1;
+        }
+        return a0First;
     }
 
     /**

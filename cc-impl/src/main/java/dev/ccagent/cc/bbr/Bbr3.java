@@ -6,6 +6,7 @@ import dev.ccagent.cc.CcOptions;
 import dev.ccagent.cc.CcSnapshot;
 import dev.ccagent.cc.CongestionMode;
 import dev.ccagent.cc.LossEvent;
+import dev.ccagent.cc.OptionSpec;
 
 /**
  * BBR version 3, after the IETF draft draft-ietf-ccwg-bbr and picoquic's {@code picoquic/bbr.c}
@@ -78,7 +79,8 @@ public final class Bbr3 extends BbrBase {
 
     public static final AlgorithmDescriptor DESCRIPTOR = new AlgorithmDescriptor(NAME,
             "BBRv3 (draft-ietf-ccwg-bbr / picoquic): model-based, loss-aware, DOWN/CRUISE/REFILL/UP",
-            bbrOptions("5s"),
+            bbrOptions("5s", OptionSpec.bool(BbrBase.OVERESTIMATE_AVOIDANCE, "on",
+                    "ACK rates measured from the end of the previous ACK aggregation epoch, so that bursts of ACKs do not inflate the bandwidth estimate (quiche's choose_a0_point)")),
             Bbr3::new);
 
     private enum AckPhase { INIT, PROBE_STARTING, PROBE_STOPPING, REFILLING, PROBE_FEEDBACK }
@@ -147,6 +149,7 @@ public final class Bbr3 extends BbrBase {
     public Bbr3(CcOptions options) {
         super(options, STARTUP_PACING_GAIN, STARTUP_CWND_GAIN);
         this.probeRttMin = new MinRttFilter(probeRttIntervalNanos, lenientLowRtt);
+        sampler.setOverestimateAvoidance(options.getBoolean(OVERESTIMATE_AVOIDANCE));
     }
 
     // ------------------------------------------------------------------ model
@@ -242,6 +245,12 @@ public final class Bbr3 extends BbrBase {
         // draft UpdateACKAggregation(): a 1-round window in STARTUP, 10 rounds after.
         ackAggregation.setWindowRounds(filledPipe ? EXTRA_ACKED_ROUNDS : 1);
         ackAggregation.onAck(bw, now, acked, rounds.count(), cwnd);
+        // ACKs faster than the pacing gain allows are aggregation: in STARTUP they legitimately arrive
+        // at up to 2.77x an estimate a round behind. With the estimate alone, STARTUP's epochs lasted a
+        // round, samples averaged over two, and bbr3 lost 5-12% of its goodput at 2% random loss in the
+        // simulator (seeds 1-3, 20 and 50 Mbit/s); with a0 kept out of STARTUP instead, STARTUP's own
+        // overestimate (12.1 Mbit/s on a 10 Mbit/s link) stayed in bw_hi for 10 s behind a full buffer.
+        sampler.onAckEventEnd((long) (maxBandwidth.best() * Math.max(1.0, pacingGain)), now);
         checkFullBwReached(roundStart);
         checkStartupDone(roundStart);
         checkDrain(now);

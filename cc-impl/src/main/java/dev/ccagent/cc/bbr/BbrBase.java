@@ -67,6 +67,8 @@ public abstract class BbrBase extends PacedController {
     public static final String LOW_RTT_LENIENCY = "low-rtt-leniency";
     /** The data-rate sanity check. */
     public static final String RATE_SANITY_CHECK = "rate-sanity-check";
+    /** The sampler's overestimate avoidance under aggregated ACKs ({@link BandwidthSampler}); bbr3 only. */
+    public static final String OVERESTIMATE_AVOIDANCE = "overestimate-avoidance";
 
     /** Minimum window in packets (quiche kDefaultMinimumCongestionWindow, the draft's BBRMinPipeCwnd). */
     public static final int MIN_PIPE_CWND_PACKETS = 4;

@@ -155,6 +155,8 @@ public final class QuicBenchmarks {
             new Config("kwik/bbr1-drain", "cc=bbr1;opt.bbr1.drain-to-target=on", false,
                     "our BBRv1 with drain-to-target (PROBE_BW's 0.75 gain until in flight <= BDP)"),
             new Config("kwik/bbr3", "cc=bbr3", false, "our BBRv3 injected"),
+            new Config("kwik/bbr3-no-a0", "cc=bbr3;opt.bbr3.overestimate-avoidance=off", false,
+                    "our BBRv3 without the sampler's overestimate avoidance (its rate samples before 2026-12-08)"),
             new Config("netty/cubic", "netty.cc=stock", true, "quiche's default CUBIC, unpaced (stock Netty)"),
             new Config("netty/reno", "netty.cc=reno", false, "quiche Reno chosen by the agent, unpaced"),
             new Config("netty/bbr", "netty.cc=bbr", false, "quiche BBR (bbr2_gcongestion) chosen by the agent, unpaced"),
@@ -173,6 +175,8 @@ public final class QuicBenchmarks {
                     ? "Flupke 0.6's sample HTTP/3 server on kwik 0.10.9, kwik's own NewReno (the agent only observes)"
                     : "the same server, our `" + cc + "` injected"));
         }
+        out.add(new Config("flupke/bbr3-no-a0", "cc=bbr3;opt.bbr3.overestimate-avoidance=off", false,
+                "the same server, our `bbr3` without the sampler's overestimate avoidance (before 2026-12-08)"));
         Map<String, String> ngtcp2 = new LinkedHashMap<>();
         ngtcp2.put("cubic", "its default CUBIC");
         ngtcp2.put("reno", "Reno");
