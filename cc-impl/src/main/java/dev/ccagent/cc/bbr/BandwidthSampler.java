@@ -100,9 +100,11 @@ public final class BandwidthSampler {
     private final long[] a0Delivered = new long[A0_CANDIDATES];
     private int a0First;
     private int a0Count;
-    /** The last ACK point (time, delivered after it) and the last one with an earlier time. */
+    /**
+     * The last ACK's time, and the last ACK point (time, delivered after it) with an earlier time;
+     * the last point's delivered count is {@link #delivered} itself until the next ACK.
+     */
     private long pointTime = Long.MIN_VALUE;
-    private long pointDelivered;
     private long earlierPointTime = Long.MIN_VALUE;
     private long earlierPointDelivered;
     private long epochStart = Long.MIN_VALUE;
@@ -181,7 +183,6 @@ public final class BandwidthSampler {
             if (overestimateAvoidance) {
                 a0Count = 0;
                 pointTime = now;
-                pointDelivered = delivered;
                 earlierPointTime = Long.MIN_VALUE;
                 pushA0(now, delivered);
             }
@@ -338,7 +339,7 @@ public final class BandwidthSampler {
         newlyAcked = 0;
         if (overestimateAvoidance && now > pointTime) {
             earlierPointTime = pointTime;
-            earlierPointDelivered = pointDelivered;
+            earlierPointDelivered = delivered; // as the ACK at pointTime left it
             pointTime = now;
         }
         int n = ack.count();
@@ -380,9 +381,6 @@ public final class BandwidthSampler {
         if (appLimitedUntil != 0 && delivered > appLimitedUntil) {
             appLimitedUntil = 0;
         }
-        if (overestimateAvoidance) {
-            pointDelivered = delivered;
-        }
         if (!hasPacket) {
             return;
         }
@@ -416,10 +414,6 @@ public final class BandwidthSampler {
      */
     public void setOverestimateAvoidance(boolean on) {
         overestimateAvoidance = on;
-    }
-
-    public boolean overestimateAvoidance() {
-        return overestimateAvoidance;
     }
 
     /**

@@ -80,7 +80,7 @@ public final class Bbr3 extends BbrBase {
     public static final AlgorithmDescriptor DESCRIPTOR = new AlgorithmDescriptor(NAME,
             "BBRv3 (draft-ietf-ccwg-bbr / picoquic): model-based, loss-aware, DOWN/CRUISE/REFILL/UP",
             bbrOptions("5s", OptionSpec.bool(BbrBase.OVERESTIMATE_AVOIDANCE, "on",
-                    "ACK rates measured from the end of the previous ACK aggregation epoch, so that bursts of ACKs do not inflate the bandwidth estimate (quiche's choose_a0_point)")),
+                    "rate samples at most the ACK rate from the end of the previous ACK aggregation epoch, so that bursts of ACKs do not inflate the bandwidth estimate (after quiche's choose_a0_point)")),
             Bbr3::new);
 
     private enum AckPhase { INIT, PROBE_STARTING, PROBE_STOPPING, REFILLING, PROBE_FEEDBACK }
